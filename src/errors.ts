@@ -1,0 +1,241 @@
+/**
+ * Error classes shared by the OAuth helper and the request pipeline.
+ * One base class (`PostSchedError`), `APIError` and one subclass per HTTP status family,
+ * and the errors that happen before or without an HTTP answer (`ConnectionError`, `TimeoutError`,
+ * `ValidationError`, `ResponseValidationError`). No error ever holds a token, secret, code or verifier.
+ */
+import { ERROR_ID, PostSchedError } from './base-error.js';
+
+export { ERROR_ID, PostSchedError };
+
+/**
+ * The service answered with an error status. `body` is the parsed JSON body (or the text, when it was not
+ * JSON); `requestId` comes from `x-request-id` and is what the service's support will ask for.
+ *
+ * @example
+ * catch (err) { if (err instanceof APIError) console.error(err.status, err.requestId, err.body) }
+ */
+export class APIError extends PostSchedError {
+  static override readonly [ERROR_ID]: string = 'APIError';
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: unknown;
+  readonly requestId: string | undefined;
+
+  constructor(status: number, body: unknown, headers: Headers, message?: string) {
+    const requestId = headers.get('x-request-id') ?? undefined;
+    super(message ?? describeAPIError(status, body, requestId));
+    this.status = status;
+    this.headers = headers;
+    this.body = body;
+    this.requestId = requestId;
+  }
+}
+
+/** 400: the service rejected the request as malformed. */
+export class BadRequestError extends APIError {
+  static override readonly [ERROR_ID]: string = 'BadRequestError';
+}
+
+/** 401: the access token was refused, even after one refresh. The user may need to authorize again. */
+export class AuthenticationError extends APIError {
+  static override readonly [ERROR_ID]: string = 'AuthenticationError';
+}
+
+/**
+ * 403: the token is valid but lacks a permission. When the service names the missing scope
+ * (`WWW-Authenticate: Bearer error="insufficient_scope", scope="posts:write"`, RFC 6750 §3.1),
+ * `missingScope` holds it: ask the user to authorize again with that scope.
+ */
+export class PermissionDeniedError extends APIError {
+  static override readonly [ERROR_ID]: string = 'PermissionDeniedError';
+  readonly missingScope: string | undefined;
+
+  constructor(status: number, body: unknown, headers: Headers, message?: string) {
+    const missingScope = parseInsufficientScope(headers.get('www-authenticate'));
+    super(
+      status,
+      body,
+      headers,
+      message ??
+        (missingScope === undefined
+          ? undefined
+          : `${describeAPIError(status, body, headers.get('x-request-id') ?? undefined)} ` +
+            `The access token lacks the scope "${missingScope}": authorize the user again with it.`),
+    );
+    this.missingScope = missingScope;
+  }
+}
+
+/** 404: no such resource (or not visible to this user). */
+export class NotFoundError extends APIError {
+  static override readonly [ERROR_ID]: string = 'NotFoundError';
+}
+
+/** 409: the request conflicts with the resource's state (for example deleting a published post). */
+export class ConflictError extends APIError {
+  static override readonly [ERROR_ID]: string = 'ConflictError';
+}
+
+/** 422: the service understood the request but rejected its content. */
+export class UnprocessableEntityError extends APIError {
+  static override readonly [ERROR_ID]: string = 'UnprocessableEntityError';
+}
+
+/**
+ * 429: too many requests, after the SDK's own retries, or with a wait longer than the retry cap.
+ * `retryAfterMs` is the wait the service asked for, when it said one.
+ */
+export class RateLimitError extends APIError {
+  static override readonly [ERROR_ID]: string = 'RateLimitError';
+  readonly retryAfterMs: number | undefined;
+
+  constructor(status: number, body: unknown, headers: Headers, message?: string, retryAfterMs?: number) {
+    super(
+      status,
+      body,
+      headers,
+      message ??
+        (retryAfterMs === undefined
+          ? undefined
+          : `${describeAPIError(status, body, headers.get('x-request-id') ?? undefined)} ` +
+            `The service asked to wait ${Math.ceil(retryAfterMs / 1000)} s before the next request.`),
+    );
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** 5xx: the service failed. Safe requests were already retried. */
+export class InternalServerError extends APIError {
+  static override readonly [ERROR_ID]: string = 'InternalServerError';
+}
+
+/**
+ * No HTTP answer: the connection was refused or reset, DNS failed, or the body could not be read.
+ * `cause` holds the runtime's own error (never the request, which carries the Authorization header).
+ */
+export class ConnectionError extends PostSchedError {
+  static override readonly [ERROR_ID]: string = 'ConnectionError';
+}
+
+/** The service did not answer within the time-out (per attempt). */
+export class TimeoutError extends PostSchedError {
+  static override readonly [ERROR_ID]: string = 'TimeoutError';
+  readonly timeoutMs: number;
+
+  constructor(timeoutMs: number, message?: string) {
+    super(message ?? `The request timed out after ${timeoutMs} ms. Raise \`timeoutMs\` if the service is known to be slow.`);
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/**
+ * Bad input, caught before any request is sent. `path` names the field (`['account_ids', 0]`).
+ *
+ * @example
+ * catch (err) { if (err instanceof ValidationError) console.error(err.path.join('.'), err.message) }
+ */
+export class ValidationError extends PostSchedError {
+  static override readonly [ERROR_ID]: string = 'ValidationError';
+  readonly path: ReadonlyArray<string | number>;
+
+  constructor(message: string, path: ReadonlyArray<string | number> = []) {
+    super(message);
+    this.path = path;
+  }
+}
+
+/**
+ * The service answered 2xx with a body that does not match the expected shape. `path` names the field,
+ * `body` is the raw body as received, so nothing is lost.
+ */
+export class ResponseValidationError extends PostSchedError {
+  static override readonly [ERROR_ID]: string = 'ResponseValidationError';
+  readonly path: ReadonlyArray<string | number>;
+  readonly body: unknown;
+
+  constructor(message: string, path: ReadonlyArray<string | number>, body: unknown) {
+    super(message);
+    this.path = path;
+    this.body = body;
+  }
+}
+
+/** Picks the error class for an HTTP status (errors section of ../shared/spec/assumptions.md). */
+export function makeAPIError(
+  status: number,
+  body: unknown,
+  headers: Headers,
+  options: { message?: string; retryAfterMs?: number } = {},
+): APIError {
+  const { message, retryAfterMs } = options;
+  switch (status) {
+    case 400:
+      return new BadRequestError(status, body, headers, message);
+    case 401:
+      return new AuthenticationError(status, body, headers, message);
+    case 403:
+      return new PermissionDeniedError(status, body, headers, message);
+    case 404:
+      return new NotFoundError(status, body, headers, message);
+    case 409:
+      return new ConflictError(status, body, headers, message);
+    case 422:
+      return new UnprocessableEntityError(status, body, headers, message);
+    case 429:
+      return new RateLimitError(status, body, headers, message, retryAfterMs);
+    default:
+      return status >= 500
+        ? new InternalServerError(status, body, headers, message)
+        : new APIError(status, body, headers, message);
+  }
+}
+
+/** "404 Not Found: post p_1 does not exist (request req_42)": the service's own words when it gave some. */
+function describeAPIError(status: number, body: unknown, requestId: string | undefined): string {
+  const detail = serviceMessage(body);
+  const suffix = requestId === undefined ? '' : ` (request ${requestId})`;
+  return `${status} ${STATUS_TEXT[status] ?? 'Error'}${detail === undefined ? '' : `: ${detail}`}${suffix}`;
+}
+
+/** The human part of an error body: `{error:{message}}`, `{message}`, `{error_description}` or `{error}`. */
+function serviceMessage(body: unknown): string | undefined {
+  if (typeof body === 'string') return body.trim() === '' ? undefined : truncate(body.trim());
+  if (typeof body !== 'object' || body === null) return undefined;
+  const record = body as Record<string, unknown>;
+  const nested = record['error'];
+  if (typeof nested === 'object' && nested !== null) {
+    const message = (nested as Record<string, unknown>)['message'];
+    if (typeof message === 'string') return truncate(message);
+  }
+  for (const key of ['message', 'error_description', 'error'] as const) {
+    const value = record[key];
+    if (typeof value === 'string') return truncate(value);
+  }
+  return undefined;
+}
+
+function truncate(text: string): string {
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+}
+
+/** RFC 6750 §3: `Bearer error="insufficient_scope", scope="posts:write"`. */
+function parseInsufficientScope(header: string | null): string | undefined {
+  if (header === null || !/error="?insufficient_scope"?/i.test(header)) return undefined;
+  return /scope="([^"]*)"/i.exec(header)?.[1];
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  422: 'Unprocessable Entity',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+};

@@ -1,0 +1,3 @@
+/** Everything public except the webhook functions (whose backend depends on the runtime). */
+export * from './errors.js';
+export * from './oauth/types.js';
