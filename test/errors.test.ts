@@ -14,13 +14,13 @@ import {
 /** Builds the class chain a second copy of the SDK (the other build format, or a second bundle) would have. */
 function foreignCopy() {
   class Base extends Error {
-    static readonly [ERROR_ID] = 'PostSchedError';
+    static readonly [ERROR_ID]: string = 'PostSchedError';
   }
   class Api extends Base {
-    static readonly [ERROR_ID] = 'APIError';
+    static override readonly [ERROR_ID]: string = 'APIError';
   }
   class NotFound extends Api {
-    static readonly [ERROR_ID] = 'NotFoundError';
+    static override readonly [ERROR_ID]: string = 'NotFoundError';
   }
   class Unbranded extends Error {}
   return { NotFound, Unbranded };
@@ -35,7 +35,7 @@ describe('errors', () => {
     expect(foreign instanceof PostSchedError).toBe(true);
     expect(foreign instanceof ConflictError).toBe(false);
     expect(new Unbranded('x') instanceof PostSchedError).toBe(false);
-    expect(null instanceof PostSchedError).toBe(false);
+    expect((null as unknown) instanceof PostSchedError).toBe(false);
   });
 
   it('picks the error class from the status and names it', () => {

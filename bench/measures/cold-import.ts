@@ -1,0 +1,50 @@
+/** Cold import: a whole `node` process that imports one module, median wall time of N runs. */
+import { spawnSync } from 'node:child_process';
+import { median } from '../lib/stats.js';
+import { fmt, type Section } from '../lib/report.js';
+
+function processMs(args: string[]): number {
+  const start = process.hrtime.bigint();
+  const result = spawnSync(process.execPath, args, { stdio: 'ignore' });
+  if (result.status !== 0) throw new Error(`node ${args.join(' ')} exited ${result.status}`);
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+export async function measureColdImport({ runs }: { runs: number }): Promise<Section> {
+  const importOf = (specifier: string) => ['--input-type=module', '-e', `await import(${JSON.stringify(specifier)})`];
+  const contenders = {
+    empty: [] as number[],
+    ours: [] as number[],
+    openai: [] as number[],
+    stripe: [] as number[],
+  };
+  // Interleaved runs, so a busy moment on the shared machine falls on every contender alike.
+  for (let i = 0; i < runs; i++) {
+    contenders.empty.push(processMs(['-e', '']));
+    contenders.ours.push(processMs(importOf('@postsched/sdk')));
+    contenders.openai.push(processMs(importOf('openai')));
+    contenders.stripe.push(processMs(importOf('stripe')));
+  }
+  const empty = median(contenders.empty);
+  const ours = median(contenders.ours);
+  const openai = median(contenders.openai);
+  const stripe = median(contenders.stripe);
+  const over = (ms: number) => `+${fmt.ms(ms - empty)}`;
+  return {
+    title: 'Cold import',
+    method: `Whole process \`node --input-type=module -e "await import(...)"\`, median of ${runs} runs each, interleaved; the note is the time over an empty \`node -e ""\`. Ratio: ours ÷ peer (time over empty Node).`,
+    unit: 'median',
+    rows: [
+      { name: 'node -e "" (floor)', value: fmt.ms(empty) },
+      {
+        name: '@postsched/sdk',
+        value: fmt.ms(ours),
+        note: over(ours),
+      },
+      { name: 'openai', value: fmt.ms(openai), ratio: fmt.x((ours - empty) / (openai - empty)), note: over(openai) },
+      { name: 'stripe', value: fmt.ms(stripe), ratio: fmt.x((ours - empty) / (stripe - empty)), note: over(stripe) },
+    ],
+    target: '≤ 40 ms over empty Node, and ≤ 0.5x openai (time over empty Node)',
+    met: ours - empty <= 40 && (ours - empty) / (openai - empty) <= 0.5,
+  };
+}

@@ -1,0 +1,4 @@
+export function bundleSize(what: { file?: string; specifier?: string; conditions?: string[] }): Promise<{
+  minBytes: number;
+  gzipBytes: number;
+}>;
