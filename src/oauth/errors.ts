@@ -153,8 +153,9 @@ function describe(details: { error: string; error_description?: string | undefin
 export type TokenStoreOperation = 'get' | 'set' | 'lock' | 'onTokens';
 
 /**
- * The token store or the `onTokens` callback failed. The original error is described in the message but not
- * attached: store clients (Redis, SQL) often keep the failed command, with the tokens in it, on their errors.
+ * The token store or the `onTokens` callback failed. The original error is described in the message (with any
+ * token value the SDK knows replaced by `[redacted]`) but not attached: store clients (Redis, SQL) often keep the
+ * failed command, with the tokens in it, on their errors.
  * After a failed `set` / `onTokens`, the manager keeps the new tokens in memory and saves them again before
  * handing any of them out.
  *
@@ -165,10 +166,12 @@ export class TokenStoreError extends PostSchedError {
   static override readonly [ERROR_ID]: string = 'TokenStoreError';
   readonly operation: TokenStoreOperation;
 
-  constructor(operation: TokenStoreOperation, original: unknown) {
+  /** `knownSecrets`: the token values at hand, scrubbed from the original message in case it echoes them. */
+  constructor(operation: TokenStoreOperation, original: unknown, knownSecrets: readonly string[] = []) {
     const what = operation === 'onTokens' ? 'The onTokens callback' : `The token store's ${operation}()`;
-    const detail = original instanceof Error ? `${original.name}: ${original.message.slice(0, 200)}` : typeof original;
-    super(`${what} failed (${detail}).`);
+    let detail = original instanceof Error ? `${original.name}: ${original.message}` : typeof original;
+    for (const secret of knownSecrets) if (secret !== '') detail = detail.split(secret).join('[redacted]');
+    super(`${what} failed (${detail.slice(0, 300)}).`);
     this.operation = operation;
   }
 }

@@ -137,7 +137,7 @@ export class TokenManager implements AccessTokenProvider {
     checkTokenSet(tokens);
     const copy: TokenSet = { ...tokens, scopes: [...tokens.scopes] };
     await this.#flight?.promise.then(noop, noop);
-    await this.#call('set', () => this.#store.set(copy));
+    await this.#call('set', () => this.#store.set(copy), copy);
     this.#unsaved = undefined;
     this.#cached = copy;
   }
@@ -201,7 +201,7 @@ export class TokenManager implements AccessTokenProvider {
       if (!(error instanceof ReauthorizationRequiredError)) throw error;
       // Assumptions (refresh token lifetime): re-read before concluding. If someone stored other tokens while
       // this refresh was in flight, the refused refresh token is simply stale: use theirs.
-      const current = await this.#call('get', () => this.#store.get());
+      const current = await this.#call('get', () => this.#store.get(), stored);
       if (current === undefined || current.refreshToken === stored.refreshToken) throw error;
       if (this.#isUsable(current, forcing)) {
         this.#cached = current;
@@ -218,8 +218,8 @@ export class TokenManager implements AccessTokenProvider {
   /** store.set, then onTokens, both awaited: a rotated refresh token is saved before the access token is used. */
   async #save(tokens: TokenSet): Promise<void> {
     try {
-      await this.#call('set', () => this.#store.set(tokens));
-      if (this.#onTokens !== undefined) await this.#call('onTokens', async () => this.#onTokens?.(tokens));
+      await this.#call('set', () => this.#store.set(tokens), tokens);
+      if (this.#onTokens !== undefined) await this.#call('onTokens', async () => this.#onTokens?.(tokens), tokens);
     } catch (error) {
       this.#unsaved = tokens;
       throw error;
@@ -231,11 +231,12 @@ export class TokenManager implements AccessTokenProvider {
   }
 
   /** Calls the user's store or callback; their errors are wrapped, never attached (they may hold the tokens). */
-  async #call<T>(operation: TokenStoreOperation, fn: () => Promise<T>): Promise<T> {
+  async #call<T>(operation: TokenStoreOperation, fn: () => Promise<T>, involved?: TokenSet): Promise<T> {
     try {
       return await fn();
     } catch (error) {
-      throw new TokenStoreError(operation, error);
+      const known = [involved, this.#cached, this.#unsaved].flatMap((t) => (t === undefined ? [] : [t.accessToken, t.refreshToken ?? '']));
+      throw new TokenStoreError(operation, error, known);
     }
   }
 
