@@ -1,3 +1,4 @@
 /** Everything public except the webhook functions (whose backend depends on the runtime). */
 export * from './errors.js';
 export * from './oauth/types.js';
+export * from './oauth/index.js';
