@@ -6,7 +6,7 @@ const BOUNDARY = '----postsched-test-boundary-7MA4YWxkTrZu0gW';
 const MB = 1024 * 1024;
 
 /** A deterministic pseudo-random chunk (xorshift), so every run uploads the same bytes. */
-function chunkAt(index: number, size: number): Uint8Array {
+function chunkAt(index: number, size: number): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(size);
   let x = (index + 1) * 2654435761;
   for (let i = 0; i < size; i++) {
