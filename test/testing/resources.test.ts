@@ -214,3 +214,16 @@ describe.each(MODES)('resources over %s', (mode) => {
     expect(h.fake.stats.requests['DELETE /accounts']).toBe(1);
   });
 });
+
+describe('request bodies', () => {
+  it('answers 400 invalid_body for a JSON body that is not an object', async () => {
+    const h = await start('handler');
+    const token = h.fake.issueTokens().access_token;
+    const res = await h.call('/posts', jsonBody('POST', [1, 2], token));
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: { code: 'invalid_body' } });
+    const proto = await h.call('/posts', bearer(token, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"__proto__":{"x":1}}' }));
+    expect(await proto.json()).toMatchObject({ error: { field: '__proto__' } });
+    await h.close();
+  });
+});

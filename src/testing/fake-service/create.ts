@@ -53,6 +53,14 @@ export interface IssuedTokens {
 
 /**
  * A running fake of the Post Scheduling Service. See {@link createFakeService}.
+ *
+ * @example
+ * const fake = createFakeService({ apps: [app] });
+ * const { url } = await fake.listen();          // http://127.0.0.1:<port>
+ * // ... drive your code against `url` ...
+ * await fake.clock.advance(60_000);             // publishes posts due within the minute
+ * expect(fake.deliveries.map((d) => d.event)).toContain('post.published');
+ * await fake.close();
  */
 export interface FakeService {
   /** The base URL (and RFC 9207 issuer). After `listen()`, the loopback URL. */

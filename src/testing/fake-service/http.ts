@@ -87,7 +87,8 @@ export async function readJsonObject(request: Request): Promise<Record<string, u
     throw new HttpError(apiError(400, 'invalid_json', 'The request body is not valid JSON.'));
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new HttpError(apiError(422, 'validation_error', 'The body must be a JSON object.'));
+    // A 400, not a 422: the wire contract's validation_error always names a field, and here there is none.
+    throw new HttpError(apiError(400, 'invalid_body', 'The body must be a JSON object.'));
   }
   return body as Record<string, unknown>;
 }
