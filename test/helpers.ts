@@ -42,3 +42,29 @@ export function wirePost(overrides: Record<string, unknown> = {}): Record<string
 }
 
 export const JSON_HEADERS = { 'content-type': 'application/json', 'x-request-id': 'req_test' };
+
+/** Lets in-process I/O and promise jobs run without moving fake time (setImmediate is left real). */
+export async function flushIO(rounds = 20): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/** Settles a promise while advancing fake time in steps; returns the value or the error. */
+export async function settle<T>(
+  promise: Promise<T>,
+  advance: (ms: number) => Promise<unknown>,
+  stepMs = 500,
+  maxSteps = 200,
+): Promise<{ value?: T; error?: unknown }> {
+  let outcome: { value?: T; error?: unknown } | undefined;
+  promise.then(
+    (value) => (outcome = { value }),
+    (error: unknown) => (outcome = { error }),
+  );
+  for (let step = 0; step < maxSteps && outcome === undefined; step++) {
+    await flushIO(2);
+    if (outcome === undefined) await advance(stepMs);
+  }
+  await flushIO(2);
+  if (outcome === undefined) throw new Error('promise did not settle');
+  return outcome;
+}
