@@ -49,7 +49,7 @@ export function attemptFetch(context: AttemptContext): (input: Request | URL | s
       if (request.signal.aborted || !(error instanceof TypeError)) throw error;
       throw new ConnectionError(
         `Could not reach ${new URL(request.url).origin}: ${describeNetworkError(error)}. ` +
-          'Check the base URL and the network; safe requests were retried.',
+          'Check the base URL and the network.',
         { cause: sanitizeCause(error) },
       );
     }
@@ -85,9 +85,13 @@ function errorName(error: unknown): string {
   return code === undefined ? error.name : `${error.name} ${code}`;
 }
 
+/** The innermost message (fetch's own is only "fetch failed"), with the code when there is one. */
 function describeNetworkError(error: Error): string {
+  let innermost: Error = error;
+  for (let depth = 0; innermost.cause instanceof Error && depth < 8; depth++) innermost = innermost.cause;
+  const message = redact(innermost.message);
   const code = findCode(error);
-  return code === undefined ? redact(error.message) : `${redact(error.message)} (${code})`;
+  return code === undefined || message.includes(code) ? message : `${message} (${code})`;
 }
 
 /** The first `code` in the cause chain (`ECONNREFUSED`, `UND_ERR_SOCKET` …). */
@@ -114,6 +118,7 @@ function sanitizeCause(error: unknown, depth = 0): Error | undefined {
       ? new Error(redact(error.message), cause === undefined ? {} : { cause })
       : new AggregateError(nested, redact(error.message), cause === undefined ? {} : { cause });
   Object.defineProperty(copy, 'name', { value: error.name, enumerable: false, configurable: true, writable: true });
+  if (typeof error.stack === 'string') copy.stack = redact(error.stack);
   for (const key of ['code', 'syscall', 'errno'] as const) {
     const value = (error as unknown as Record<string, unknown>)[key];
     if (typeof value === 'string' || typeof value === 'number') Object.assign(copy, { [key]: value });

@@ -25,7 +25,7 @@ afterAll(() => server.close());
 const TOKEN = 'tok_errors_7b1e4d';
 const client = () => new PostSched({ baseUrl: BASE, auth: TOKEN, maxRetries: 0 });
 
-function failWith(status: number, body: unknown, headers: Record<string, string> = {}) {
+function failWith(status: number, body: string | Record<string, unknown> | null, headers: Record<string, string> = {}) {
   server.use(
     http.all(`${BASE}/*`, () =>
       typeof body === 'string'
