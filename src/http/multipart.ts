@@ -84,11 +84,14 @@ async function* multipartChunks(
   yield head;
   let loaded = 0;
   for await (const chunk of fileChunks(part.file)) {
-    if (chunk.byteLength === 0) continue;
-    yield chunk;
-    // The generator resumes when the consumer pulls again, so the chunk has gone out by now.
-    loaded += chunk.byteLength;
-    report(part.onProgress, total === undefined ? { loaded } : { loaded, total });
+    // Large chunks (a Blob may come as one) are cut so that progress moves smoothly.
+    for (let offset = 0; offset < chunk.byteLength; offset += CHUNK_SIZE) {
+      const piece = chunk.subarray(offset, offset + CHUNK_SIZE);
+      yield piece;
+      // The generator resumes when the consumer pulls again, so the piece has gone out by now.
+      loaded += piece.byteLength;
+      report(part.onProgress, total === undefined ? { loaded } : { loaded, total });
+    }
   }
   yield tail;
 }
@@ -105,8 +108,7 @@ function report(onProgress: MultipartFile['onProgress'], progress: UploadProgres
 /** The file's bytes in chunks, releasing the source (reader lock, Node stream) when iteration stops early. */
 async function* fileChunks(file: UploadFile): AsyncGenerator<Uint8Array> {
   if (file instanceof Uint8Array) {
-    // Views, not copies.
-    for (let offset = 0; offset < file.byteLength; offset += CHUNK_SIZE) yield file.subarray(offset, offset + CHUNK_SIZE);
+    yield file;
     return;
   }
   if (isNodeReadable(file)) {

@@ -3,7 +3,7 @@ import * as z from 'zod/mini';
 import { ValidationError } from '../errors.js';
 import type { APIPromise } from '../http/api-promise.js';
 import { multipartBody, type UploadFile, type UploadProgress } from '../http/multipart.js';
-import type { Pipeline, RequestOptions } from '../http/request.js';
+import type { Pipeline, WriteRequestOptions } from '../http/request.js';
 import { routes } from './routes.js';
 import { responseParser } from './validate.js';
 
@@ -31,7 +31,7 @@ export interface MediaUploadParams {
 }
 
 /** Options of `media.upload`. */
-export interface MediaUploadOptions extends RequestOptions {
+export interface MediaUploadOptions extends WriteRequestOptions {
   /**
    * Called as the file's bytes go out (`total` is known for a Blob or a Uint8Array). A retry of a
    * Blob/Uint8Array upload starts again from 0.
