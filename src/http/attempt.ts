@@ -32,7 +32,7 @@ export function attemptFetch(context: AttemptContext): (input: Request | URL | s
     headers.set('authorization', `Bearer ${token}`); // RFC 6750 §2.1
     const outgoing = new Request(request, {
       headers,
-      ...(context.body === undefined ? {} : { body: context.body.create(), duplex: 'half' }),
+      ...(context.body === undefined ? {} : { body: context.body.create(request.signal), duplex: 'half' }),
     } as RequestInit);
     const retry = sent++;
     const path = new URL(request.url).pathname;

@@ -9,23 +9,51 @@ export interface BodySource {
   readonly contentType: string;
   /** True when `create()` can be called again for a retry (a Blob or bytes); false for a one-shot stream. */
   readonly replayable: boolean;
-  /** A new stream of the body's bytes for one attempt. */
-  create(): ReadableStream<Uint8Array>;
+  /** A new stream of the body's bytes for one attempt; it stops reading its source when `signal` aborts. */
+  create(signal?: AbortSignal): ReadableStream<Uint8Array>;
 }
 
 /**
  * A pull-based stream over an async iterator: nothing is read before the consumer asks
  * (`highWaterMark: 0`), and cancelling the stream ends the iterator, which releases its source.
+ * `signal` ends it too: fetch does not cancel a request body it is reading when the request is aborted
+ * (the Fetch standard's cancel fails on a locked stream), so without it an aborted upload would go on
+ * reading the whole file. The listener is removed as soon as the stream ends either way.
  */
-export function streamFromIterator(iterator: AsyncIterator<Uint8Array>): ReadableStream<Uint8Array> {
+export function streamFromIterator(iterator: AsyncIterator<Uint8Array>, signal?: AbortSignal): ReadableStream<Uint8Array> {
+  let stop: (() => void) | undefined;
+  const release = () => {
+    if (stop !== undefined) signal?.removeEventListener('abort', stop);
+    stop = undefined;
+  };
   return new ReadableStream<Uint8Array>(
     {
+      start(controller) {
+        if (signal === undefined) return;
+        stop = () => {
+          release();
+          controller.error(signal.reason);
+          void iterator.return?.()?.catch(() => undefined);
+        };
+        if (signal.aborted) stop();
+        else signal.addEventListener('abort', stop, { once: true });
+      },
       async pull(controller) {
-        const next = await iterator.next();
-        if (next.done === true) controller.close();
-        else controller.enqueue(next.value);
+        let next: IteratorResult<Uint8Array>;
+        try {
+          next = await iterator.next();
+        } catch (error) {
+          release();
+          throw error;
+        }
+        if (signal?.aborted === true) return;
+        if (next.done === true) {
+          release();
+          controller.close();
+        } else controller.enqueue(next.value);
       },
       async cancel() {
+        release();
         await iterator.return?.();
       },
     },

@@ -65,12 +65,12 @@ export function multipartBody(part: MultipartFile): BodySource {
   return {
     contentType: `multipart/form-data; boundary=${boundary}`,
     replayable,
-    create() {
+    create(signal) {
       if (created && !replayable) {
         throw new ValidationError('A streamed file can be sent only once; pass a Blob or a Uint8Array to allow retries.', ['file']);
       }
       created = true;
-      return streamFromIterator(multipartChunks(part, head, tail, total));
+      return streamFromIterator(multipartChunks(part, head, tail, total), signal);
     },
   };
 }
