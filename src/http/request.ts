@@ -69,11 +69,16 @@ export class Pipeline {
     return this.#config.baseUrl;
   }
 
-  request<T>(spec: RequestSpec<T>): APIPromise<T> {
+  /**
+   * Runs one call. Given a function, the spec is built inside the returned promise, so an input error
+   * (`ValidationError`) rejects it like any other failure — before anything is sent.
+   */
+  request<T>(spec: RequestSpec<T> | (() => RequestSpec<T>)): APIPromise<T> {
     return new APIPromise(this.#execute(spec));
   }
 
-  async #execute<T>(spec: RequestSpec<T>): Promise<WithResponse<T>> {
+  async #execute<T>(specOrBuild: RequestSpec<T> | (() => RequestSpec<T>)): Promise<WithResponse<T>> {
+    const spec = typeof specOrBuild === 'function' ? specOrBuild() : specOrBuild;
     const config = this.#config;
     const options = spec.options ?? {};
     const { signal } = options;

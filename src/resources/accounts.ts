@@ -53,6 +53,6 @@ export class Accounts {
    * const account = await client.accounts.get('acc_1')
    */
   get(id: string, options?: RequestOptions): APIPromise<Account> {
-    return this.#pipeline.request({ ...routes.getAccount(id), parse: parseAccount, options });
+    return this.#pipeline.request(() => ({ ...routes.getAccount(id), parse: parseAccount, options }));
   }
 }

@@ -41,6 +41,6 @@ export class Analytics {
    * const { impressions, clicks } = await client.analytics.getPost('post_1')
    */
   getPost(postId: string, options?: RequestOptions): APIPromise<PostAnalytics> {
-    return this.#pipeline.request({ ...routes.getPostAnalytics(postId), parse: parseAnalytics, options });
+    return this.#pipeline.request(() => ({ ...routes.getPostAnalytics(postId), parse: parseAnalytics, options }));
   }
 }

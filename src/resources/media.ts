@@ -69,15 +69,17 @@ export class Media {
    */
   upload(params: MediaUploadParams, options: MediaUploadOptions = {}): APIPromise<MediaItem> {
     const { onProgress, ...requestOptions } = options;
-    const { file } = params;
-    const body = multipartBody({
-      field: 'file',
-      file,
-      filename: filenameOf(params),
-      contentType: params.contentType ?? (file instanceof Blob && file.type !== '' ? file.type : 'application/octet-stream'),
-      onProgress,
+    return this.#pipeline.request(() => {
+      const { file } = params;
+      const body = multipartBody({
+        field: 'file',
+        file,
+        filename: filenameOf(params),
+        contentType: params.contentType ?? (file instanceof Blob && file.type !== '' ? file.type : 'application/octet-stream'),
+        onProgress,
+      });
+      return { ...routes.uploadMedia(), body, parse: parseMediaItem, options: requestOptions };
     });
-    return this.#pipeline.request({ ...routes.uploadMedia(), body, parse: parseMediaItem, options: requestOptions });
   }
 }
 

@@ -96,7 +96,7 @@ export class Posts {
   }
 
   /**
-   * Schedules a post. Without `idempotencyKey` it is never sent twice (a 5xx is not retried); with one, it
+   * Schedules a post. Bad input (`ValidationError` naming the field) rejects the promise before anything is sent. Without `idempotencyKey` it is never sent twice (a 5xx is not retried); with one, it
    * is retried safely and the service answers a repeat with the same post.
    *
    * @example
@@ -106,9 +106,11 @@ export class Posts {
    * )
    */
   create(params: PostCreateParams, options?: WriteRequestOptions): APIPromise<Post> {
-    checkInput(CreateInput, params);
-    const json = { ...params, publish_at: toUtc(params.publish_at) };
-    return this.#pipeline.request({ ...routes.createPost(), json, parse: parsePost, options });
+    return this.#pipeline.request(() => {
+      checkInput(CreateInput, params);
+      const json = { ...params, publish_at: toUtc(params.publish_at) };
+      return { ...routes.createPost(), json, parse: parsePost, options };
+    });
   }
 
   /**
@@ -118,7 +120,7 @@ export class Posts {
    * const post = await client.posts.get('post_1')
    */
   get(id: string, options?: RequestOptions): APIPromise<Post> {
-    return this.#pipeline.request({ ...routes.getPost(id), parse: parsePost, options });
+    return this.#pipeline.request(() => ({ ...routes.getPost(id), parse: parsePost, options }));
   }
 
   /**
@@ -128,10 +130,12 @@ export class Posts {
    * await client.posts.update('post_1', { text: 'Hello again', publish_at: '2025-06-02T09:30:00Z' })
    */
   update(id: string, params: PostUpdateParams, options?: WriteRequestOptions): APIPromise<Post> {
-    const route = routes.updatePost(id);
-    checkInput(UpdateInput, params);
-    const json = params.publish_at === undefined ? params : { ...params, publish_at: toUtc(params.publish_at) };
-    return this.#pipeline.request({ ...route, json, parse: parsePost, options });
+    return this.#pipeline.request(() => {
+      const route = routes.updatePost(id);
+      checkInput(UpdateInput, params);
+      const json = params.publish_at === undefined ? params : { ...params, publish_at: toUtc(params.publish_at) };
+      return { ...route, json, parse: parsePost, options };
+    });
   }
 
   /**
@@ -141,7 +145,7 @@ export class Posts {
    * const cancelled = await client.posts.delete('post_1')
    */
   delete(id: string, options?: RequestOptions): APIPromise<Post> {
-    return this.#pipeline.request({ ...routes.deletePost(id), parse: parsePost, options });
+    return this.#pipeline.request(() => ({ ...routes.deletePost(id), parse: parsePost, options }));
   }
 
   /**

@@ -117,16 +117,18 @@ describe('media.upload', () => {
     await client().media.upload({ file: stream });
     expect(received[0]!.filename).toBe('holiday.mp4');
     expect(received[0]!.partType).toBe('application/octet-stream');
-    expect(() => client().media.upload({ file: bytes(3) })).toThrow(ValidationError);
+    await expect(client().media.upload({ file: bytes(3) })).rejects.toMatchObject({ path: ['filename'] });
   });
 
-  it('rejects bad input before sending anything', () => {
+  it('rejects bad input before sending anything', async () => {
     const received = mediaService();
-    expect(() => client().media.upload({ file: 'not bytes' as never, filename: 'a' })).toThrow(ValidationError);
-    expect(() => client().media.upload({ file: bytes(1), filename: 'a', contentType: 'text/plain\r\nX-Evil: 1' })).toThrow(ValidationError);
+    await expect(client().media.upload({ file: 'not bytes' as never, filename: 'a' })).rejects.toMatchObject({ path: ['file'] });
+    await expect(client().media.upload({ file: bytes(1), filename: 'a', contentType: 'text/plain\r\nX-Evil: 1' })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
     const locked = new Blob([bytes(1)]).stream();
     locked.getReader();
-    expect(() => client().media.upload({ file: locked, filename: 'a' })).toThrow(ValidationError);
+    await expect(client().media.upload({ file: locked, filename: 'a' })).rejects.toMatchObject({ path: ['file'] });
     expect(received).toHaveLength(0);
   });
 });
