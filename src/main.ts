@@ -2,3 +2,5 @@
 export * from './errors.js';
 export * from './oauth/types.js';
 export * from './oauth/index.js';
+export * from './client.js';
+export * from './resources/index.js';
