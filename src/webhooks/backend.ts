@@ -6,6 +6,6 @@ export interface HmacBackend {
    * UTF-8 bytes). Synchronous where the runtime allows it (node:crypto), so the fast path stays fast.
    */
   hmac(secret: string, prefix: string, body: string | Uint8Array): Uint8Array | Promise<Uint8Array>;
-  /** Constant-time equality of two MACs of the same length. */
-  equal(expected: Uint8Array, received: Uint8Array): boolean;
+  /** Constant-time equality of a MAC with a received `v1` value (64 lowercase hex characters, checked). */
+  equal(expected: Uint8Array, receivedHex: string): boolean;
 }

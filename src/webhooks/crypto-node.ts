@@ -8,7 +8,8 @@ export const nodeCrypto: HmacBackend = {
     if (typeof body === 'string') return hmac.update(prefix + body).digest();
     return hmac.update(prefix).update(body).digest();
   },
-  equal(expected, received) {
-    return expected.length === received.length && timingSafeEqual(expected, received);
+  equal(expected, receivedHex) {
+    // receivedHex is 64 checked hex characters, so the decoded length always matches.
+    return timingSafeEqual(expected, Buffer.from(receivedHex, 'hex'));
   },
 };

@@ -1,12 +1,13 @@
 /**
  * HMAC backend on Web Crypto (`crypto.subtle`): browsers, Deno, Bun, Cloudflare Workers, Vercel Edge.
  *
- * Comparison: we compute the MAC with `sign` and compare bytes with an XOR-accumulate loop, rather than
- * calling `subtle.verify` per `v1` entry. Both are constant-time, but `verify` recomputes the HMAC for every
- * entry × secret pair, while `sign` costs one HMAC per secret whatever the header holds, and `signWebhook`
- * needs `sign` anyway.
+ * Comparison: we compute the MAC with `sign` and compare it with each `v1` by a hand-written XOR-accumulate
+ * loop (`equalsHex`; Web Crypto has no timingSafeEqual), rather than calling `subtle.verify` per entry. Both
+ * are constant-time, but `verify` recomputes the HMAC for every entry × secret pair and needs the hex decoded
+ * first, while `sign` costs one HMAC per secret whatever the header holds; `signWebhook` needs `sign` anyway.
  */
 import type { HmacBackend } from './backend.js';
+import { equalsHex } from './hex.js';
 
 const encoder = new TextEncoder();
 
@@ -39,10 +40,5 @@ export const webCrypto: HmacBackend = {
     const key = await keyFor(secret);
     return new Uint8Array(await crypto.subtle.sign('HMAC', key, signedBytes(prefix, body) as Uint8Array<ArrayBuffer>));
   },
-  equal(expected, received) {
-    if (expected.length !== received.length) return false; // lengths are public (always 32)
-    let difference = 0;
-    for (let i = 0; i < expected.length; i++) difference |= expected[i]! ^ received[i]!;
-    return difference === 0;
-  },
+  equal: equalsHex,
 };

@@ -76,24 +76,35 @@ export async function verifyWith(backend: HmacBackend, options: VerifyWebhookOpt
   checkClock(timestamp, options);
   // Signed string: "<t>.<raw body>" (spec §5 "Webhook signature" 2); one HMAC per secret, then cheap compares.
   const prefix = `${timestampText}.`;
-  let matched = false;
-  for (const secret of secrets) {
-    const result = backend.hmac(secret, prefix, body);
-    const expected = result instanceof Uint8Array ? result : await result;
-    for (const received of signatures) if (backend.equal(expected, received)) matched = true;
-    if (matched) break;
+  const macs = secrets.map((secret) => backend.hmac(secret, prefix, body));
+  let parsed: unknown = UNPARSED;
+  let expected: readonly Uint8Array[];
+  if (macs.every((mac) => mac instanceof Uint8Array)) {
+    expected = macs as Uint8Array[];
+  } else {
+    // Web Crypto hashes off the main thread: parse meanwhile. The result is used only once a signature
+    // matches, and a parse failure is reported only then, so the answer is the same as in sequence.
+    parsed = parseJson(body);
+    expected = await Promise.all(macs);
   }
-  if (!matched) {
+  if (!expected.some((mac) => signatures.some((received) => backend.equal(mac, received)))) {
     reject('no_matching_signature', 'No v1 signature matches: check the secret, and pass the raw body');
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(bodyText(body));
-  } catch {
-    // No `cause`: the engine's message quotes the body.
-    reject('invalid_json', 'Signed body is not UTF-8 JSON');
-  }
+  if (parsed === UNPARSED) parsed = parseJson(body);
+  // No `cause`: the engine's message quotes the body.
+  if (parsed === INVALID) reject('invalid_json', 'Signed body is not UTF-8 JSON');
   return toWebhookEvent(parsed);
+}
+
+const UNPARSED = Symbol();
+const INVALID = Symbol();
+
+function parseJson(body: string | Uint8Array): unknown {
+  try {
+    return JSON.parse(bodyText(body));
+  } catch {
+    return INVALID;
+  }
 }
 
 /** `verifyWebhookRequest` with a given HMAC backend. */
