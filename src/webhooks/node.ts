@@ -1,6 +1,6 @@
 /**
  * Node-only. `@postsched/sdk/webhooks` under Node (package.json "exports" → "node"): the same API as
- * `index.ts`, with the HMAC on `node:crypto` (synchronous, about 10x faster than `crypto.subtle` in Node).
+ * `index.ts`, with the HMAC on `node:crypto` (synchronous, several times faster than `crypto.subtle` in Node).
  */
 import { nodeCrypto } from './crypto-node.js';
 import type { WebhookEvent } from './event.js';
