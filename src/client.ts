@@ -6,7 +6,7 @@ import { ValidationError } from './errors.js';
 import { checkBaseUrl } from './base-url.js';
 import { toTokenSource, type Auth } from './http/auth.js';
 import type { Logger } from './http/logger.js';
-import { Pipeline } from './http/request.js';
+import { Pipeline, type HeadersInput } from './http/request.js';
 import { Accounts } from './resources/accounts.js';
 import { Analytics } from './resources/analytics.js';
 import { Media } from './resources/media.js';
@@ -15,7 +15,7 @@ import { Posts } from './resources/posts.js';
 export type { Auth } from './http/auth.js';
 export type { Logger } from './http/logger.js';
 export { APIPromise, type WithResponse } from './http/api-promise.js';
-export type { RequestOptions, WriteRequestOptions } from './http/request.js';
+export type { HeadersInput, RequestOptions, WriteRequestOptions } from './http/request.js';
 export type { UploadFile, UploadProgress, NodeReadableLike } from './http/multipart.js';
 export { retryAfterMs } from './http/retry.js';
 
@@ -39,7 +39,7 @@ export interface PostSchedOptions {
   /** Gets one debug line per attempt (method, path, status, duration, retry); never headers or tokens. */
   logger?: Logger;
   /** Headers added to every request. `Authorization` is always the SDK's. */
-  headers?: HeadersInit;
+  headers?: HeadersInput;
 }
 
 /** `setTimeout`'s ceiling (ky refuses more). */

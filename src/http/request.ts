@@ -12,6 +12,12 @@ import { parseBody, toSDKError } from './errors.js';
 import type { Logger } from './logger.js';
 import { retryOptions } from './retry.js';
 
+/**
+ * What `new Headers(…)` takes. Not the DOM's `HeadersInit` name: @types/node declares `Headers` but not
+ * `HeadersInit`, so a Node project without the DOM lib could not resolve it in our .d.ts files.
+ */
+export type HeadersInput = ConstructorParameters<typeof Headers>[0];
+
 /** Options every API method takes as its last argument. */
 export interface RequestOptions {
   /** Cancels the call, including the wait between retries. The call then rejects with the signal's reason. */
@@ -21,7 +27,7 @@ export interface RequestOptions {
   /** Retries after the first attempt (default: the client's, 2). */
   maxRetries?: number;
   /** Extra headers for this call. */
-  headers?: HeadersInit;
+  headers?: HeadersInput;
 }
 
 /** Options of a call that creates something: an idempotency key makes it safe to retry. */
