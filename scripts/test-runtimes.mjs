@@ -1,0 +1,127 @@
+#!/usr/bin/env node
+// The runtime matrix on what we publish: build, `npm pack`, install the tarball into a fresh project made from
+// test/runtimes/smoke/, then run its smoke.mjs under Node 20 (this node), Node 22, Node 24, Bun and Deno.
+// Node 20 also compiles check.ts/check.cts with tsc (node16 and bundler resolution); Deno also runs `deno check`.
+// Prints one line per runtime and `N passed, M failed`; exits 1 if any runtime failed.
+//
+//   npm run test:runtimes                  build first
+//   npm run test:runtimes -- --no-build    use the dist/ already built (CI builds once)
+//   npm run test:runtimes -- --keep        keep the smoke project (its path is printed)
+import { execFile as execFileCb } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const execFile = promisify(execFileCb);
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const args = new Set(process.argv.slice(2));
+const started = Date.now();
+const seconds = (since) => `${((Date.now() - since) / 1000).toFixed(1)}s`;
+
+/** Runs a command; resolves { ok, out (stdout + stderr), stdout }, never rejects. Kills it after `timeoutMs`. */
+async function run(cmd, argv, { cwd = root, timeoutMs = 120_000, env = {} } = {}) {
+  try {
+    const { stdout, stderr } = await execFile(cmd, argv, {
+      cwd,
+      timeout: timeoutMs,
+      killSignal: 'SIGKILL',
+      maxBuffer: 16 * 1024 * 1024,
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', DENO_NO_UPDATE_CHECK: '1', ...env },
+    });
+    return { ok: true, out: `${stdout}${stderr}`, stdout };
+  } catch (error) {
+    const reason = error.killed ? `killed after ${timeoutMs / 1000}s (did it leave a socket or timer open?)\n` : '';
+    return { ok: false, out: `${reason}${error.stdout ?? ''}${error.stderr ?? ''}${error.stdout === undefined ? String(error) : ''}` };
+  }
+}
+
+async function must(label, cmd, argv, options) {
+  const t = Date.now();
+  const result = await run(cmd, argv, options);
+  if (!result.ok) {
+    console.error(`test:runtimes: ${label} failed\n${result.out}`);
+    process.exit(1);
+  }
+  console.log(`  ${label} (${seconds(t)})`);
+  return result.stdout;
+}
+
+const version = (pkg) => JSON.parse(readFileSync(join(root, 'node_modules', pkg, 'package.json'), 'utf8')).version;
+
+// 1. The tarball, exactly as `npm publish` would send it.
+if (!args.has('--no-build')) await must('build', 'npm', ['run', 'build']);
+const packed = JSON.parse(await must('npm pack', 'npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', '.tmp']));
+const tarball = join(root, '.tmp', packed[0].filename);
+
+// 2. The other runtimes (cached in .tmp/runtimes/).
+const runtimes = Object.fromEntries(
+  (await must('runtimes', 'bash', ['scripts/install-runtimes.sh'])).trim().split('\n').map((line) => line.split(' ')),
+);
+
+// 3. A fresh user project OUTSIDE the repository: inside it, Node would find the repo's node_modules for any
+//    dependency the tarball forgot to declare, and Bun would follow the repo's tsconfig "paths" to src/.
+const smoke = mkdtempSync(join(tmpdir(), 'postsched-sdk-smoke-'));
+for (let dir = dirname(smoke); ; dir = dirname(dir)) {
+  const leak = ['node_modules', 'package.json', 'tsconfig.json'].find((name) => existsSync(join(dir, name)));
+  if (leak) {
+    console.error(`test:runtimes: ${join(dir, leak)} would leak into the smoke project; set TMPDIR elsewhere`);
+    process.exit(1);
+  }
+  if (dir === dirname(dir)) break;
+}
+cpSync(join(root, 'test/runtimes/smoke'), smoke, { recursive: true });
+await must(`npm install (tarball, typescript ${version('typescript')})`, 'npm', [
+  'install', tarball, `typescript@${version('typescript')}`, `@types/node@${version('@types/node')}`,
+  '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error',
+], { cwd: smoke });
+
+// 4. The matrix. tsc runs while the runtimes do (its result does not depend on the engine running it).
+const tsc = join(smoke, 'node_modules/typescript/bin/tsc');
+const types = Promise.all(
+  ['node16', 'bundler'].map(async (mode) => ({ mode, ...(await run(process.execPath, [tsc, '-p', `tsconfig.${mode}.json`], { cwd: smoke })) })),
+);
+const matrix = [
+  { name: 'node20', cmd: process.execPath, argv: ['smoke.mjs'], types: true },
+  { name: 'node22', cmd: runtimes.node22, argv: ['smoke.mjs'] },
+  { name: 'node24', cmd: runtimes.node24, argv: ['smoke.mjs'] },
+  { name: 'bun', cmd: runtimes.bun, argv: ['smoke.mjs'] },
+  { name: 'deno', cmd: runtimes.deno, argv: ['run', '-A', 'smoke.mjs'], denoCheck: true },
+];
+
+console.log('');
+let passed = 0;
+for (const entry of matrix) {
+  const t = Date.now();
+  const result = await run(entry.cmd, entry.argv, { cwd: smoke, timeoutMs: 60_000 });
+  const line = result.out.split('\n').find((l) => l.startsWith('SMOKE_RESULT '));
+  const problems = [];
+  let summary = '';
+  if (!result.ok || line === undefined) {
+    problems.push(result.out.trim().split('\n').slice(-15).join('\n'));
+  } else {
+    const r = JSON.parse(line.slice('SMOKE_RESULT '.length));
+    summary = `${r.runtime.padEnd(13)} esm ${r.esm}, cjs ${r.cjs}, fake on ${r.server}, ${r.checks.length} checks`;
+  }
+  if (entry.denoCheck) {
+    const check = await run(entry.cmd, ['check', 'check.ts'], { cwd: smoke });
+    if (check.ok) summary += ', deno check';
+    else problems.push(`deno check check.ts:\n${check.out.trim()}`);
+  }
+  if (entry.types) {
+    for (const { mode, ok, out } of await types) {
+      if (ok) summary += `, tsc ${mode}`;
+      else problems.push(`tsc -p tsconfig.${mode}.json:\n${out.trim()}`);
+    }
+  }
+  const ok = problems.length === 0;
+  if (ok) passed += 1;
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${entry.name.padEnd(7)} ${seconds(t).padStart(6)}  ${summary}`);
+  for (const problem of problems) console.log(problem.replace(/^/gm, '       | '));
+}
+
+console.log(`\ntest:runtimes: ${seconds(started)} in all; smoke project ${args.has('--keep') || passed < matrix.length ? `kept at ${smoke}` : 'removed'}`);
+if (!args.has('--keep') && passed === matrix.length) rmSync(smoke, { recursive: true, force: true });
+console.log(`${passed} passed, ${matrix.length - passed} failed`);
+process.exit(passed === matrix.length ? 0 : 1);
