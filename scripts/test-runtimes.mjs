@@ -33,7 +33,8 @@ async function run(cmd, argv, { cwd = root, timeoutMs = 120_000, env = {} } = {}
     return { ok: true, out: `${stdout}${stderr}`, stdout };
   } catch (error) {
     const reason = error.killed ? `killed after ${timeoutMs / 1000}s (did it leave a socket or timer open?)\n` : '';
-    return { ok: false, out: `${reason}${error.stdout ?? ''}${error.stderr ?? ''}${error.stdout === undefined ? String(error) : ''}` };
+    const out = `${reason}${error.stdout ?? ''}${error.stderr ?? ''}${error.stdout === undefined ? String(error) : ''}`;
+    return { ok: false, out: out.replace(/\x1b\[[0-9;]*m/g, '') }; // deno check colours its output even with NO_COLOR
   }
 }
 
