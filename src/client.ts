@@ -90,7 +90,10 @@ export class PostSched {
   }
 
   /** Only the base URL: the auth (a token, or a manager holding a refresh token) never shows. */
-  toJSON(): { baseUrl: string } {
+  toJSON(): {
+    /** The base URL. */
+    baseUrl: string;
+  } {
     return { baseUrl: this.#baseUrl };
   }
 

@@ -17,9 +17,13 @@ export { ERROR_ID, PostSchedError };
  */
 export class APIError extends PostSchedError {
   static override readonly [ERROR_ID]: string = 'APIError';
+  /** The HTTP status of the answer (`404`). */
   readonly status: number;
+  /** The answer's headers (response headers: they never include the request's `Authorization`). */
   readonly headers: Headers;
+  /** The parsed JSON error body, the text when it was not JSON, or `undefined` when empty. */
   readonly body: unknown;
+  /** The `x-request-id` header, when the service sent one: quote it to the service's support. */
   readonly requestId: string | undefined;
 
   constructor(status: number, body: unknown, headers: Headers, message?: string) {
@@ -49,6 +53,7 @@ export class AuthenticationError extends APIError {
  */
 export class PermissionDeniedError extends APIError {
   static override readonly [ERROR_ID]: string = 'PermissionDeniedError';
+  /** The scope the token lacks, when `WWW-Authenticate` names it (`posts:write`). */
   readonly missingScope: string | undefined;
 
   constructor(status: number, body: unknown, headers: Headers, message?: string) {
@@ -88,6 +93,7 @@ export class UnprocessableEntityError extends APIError {
  */
 export class RateLimitError extends APIError {
   static override readonly [ERROR_ID]: string = 'RateLimitError';
+  /** How long the service asked to wait (`Retry-After` / `RateLimit-Reset`), in ms, when it said. */
   readonly retryAfterMs: number | undefined;
 
   constructor(status: number, body: unknown, headers: Headers, message?: string, retryAfterMs?: number) {
@@ -121,6 +127,7 @@ export class ConnectionError extends PostSchedError {
 /** The service did not answer within the time-out (per attempt). */
 export class TimeoutError extends PostSchedError {
   static override readonly [ERROR_ID]: string = 'TimeoutError';
+  /** The time-out that ran out, in ms. */
   readonly timeoutMs: number;
 
   constructor(timeoutMs: number, message?: string) {
@@ -137,6 +144,7 @@ export class TimeoutError extends PostSchedError {
  */
 export class ValidationError extends PostSchedError {
   static override readonly [ERROR_ID]: string = 'ValidationError';
+  /** Where in the input the problem is: `['account_ids', 0]`; empty when it is the input as a whole. */
   readonly path: ReadonlyArray<string | number>;
 
   constructor(message: string, path: ReadonlyArray<string | number> = []) {
@@ -151,7 +159,9 @@ export class ValidationError extends PostSchedError {
  */
 export class ResponseValidationError extends PostSchedError {
   static override readonly [ERROR_ID]: string = 'ResponseValidationError';
+  /** Where in the answer the unexpected value is: `['data', 3, 'id']`. */
   readonly path: ReadonlyArray<string | number>;
+  /** The answer's body as received. */
   readonly body: unknown;
 
   constructor(message: string, path: ReadonlyArray<string | number>, body: unknown) {

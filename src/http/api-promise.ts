@@ -5,6 +5,7 @@
 
 /** The parsed data with the HTTP answer it came from. */
 export interface WithResponse<T> {
+  /** The parsed, validated result: what awaiting the call gives. */
   data: T;
   /** The final answer (after retries). Its body is still unread. */
   response: Response;
@@ -30,6 +31,7 @@ export class APIPromise<T> extends Promise<T> {
   }
 
   // Promises derived with then/catch/finally are plain Promises (no second executor call on this class).
+  /** `then`, `catch` and `finally` return plain Promises. */
   static override get [Symbol.species](): PromiseConstructor {
     return Promise;
   }

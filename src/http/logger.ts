@@ -12,6 +12,7 @@
  * // postsched: GET /posts/post_1 → 200 in 41 ms (retry 0)
  */
 export interface Logger {
+  /** Gets one line per attempt; the SDK passes only `message`. */
   debug(message: string, ...rest: unknown[]): void;
 }
 

@@ -13,8 +13,11 @@ import { streamFromIterator, type BodySource } from './body.js';
 
 /** A Node `Readable` (fs.createReadStream …), recognised structurally: async-iterable with `pipe`. */
 export interface NodeReadableLike extends AsyncIterable<unknown> {
+  /** Present on every Node stream; only used to recognise one. */
   pipe: (...args: never[]) => unknown;
+  /** `true` once the stream was read to its end: such a stream cannot be uploaded (again). */
   readonly readableEnded?: boolean;
+  /** `true` once the stream was destroyed: it cannot be uploaded. */
   readonly destroyed?: boolean;
 }
 
@@ -23,7 +26,9 @@ export type UploadFile = Blob | Uint8Array | ReadableStream<Uint8Array> | NodeRe
 
 /** Bytes of the file sent so far; `total` is known for a Blob or a Uint8Array. */
 export interface UploadProgress {
+  /** Bytes of the file sent so far. */
   loaded: number;
+  /** The file's size, when known before sending. */
   total?: number;
 }
 

@@ -61,6 +61,7 @@ export type ReauthorizationReason =
  */
 export class ReauthorizationRequiredError extends OAuthError {
   static override readonly [ERROR_ID]: string = 'ReauthorizationRequiredError';
+  /** Why the user must authorize again. */
   readonly reason: ReauthorizationReason;
 
   constructor(
@@ -105,6 +106,7 @@ export type OAuthCallbackErrorCode =
  */
 export class OAuthCallbackError extends PostSchedError {
   static override readonly [ERROR_ID]: string = 'OAuthCallbackError';
+  /** Which check failed. */
   readonly code: OAuthCallbackErrorCode;
 
   constructor(code: OAuthCallbackErrorCode, message: string) {
@@ -133,7 +135,9 @@ export type OAuthResponseErrorCode =
  */
 export class OAuthResponseError extends PostSchedError {
   static override readonly [ERROR_ID]: string = 'OAuthResponseError';
+  /** What was wrong with the answer. */
   readonly code: OAuthResponseErrorCode;
+  /** The HTTP status of the token endpoint's answer. */
   readonly status: number;
 
   constructor(code: OAuthResponseErrorCode, status: number, message: string) {
@@ -164,6 +168,7 @@ export type TokenStoreOperation = 'get' | 'set' | 'lock' | 'onTokens';
  */
 export class TokenStoreError extends PostSchedError {
   static override readonly [ERROR_ID]: string = 'TokenStoreError';
+  /** The store method (or `onTokens`) that failed. */
   readonly operation: TokenStoreOperation;
 
   /** `knownSecrets`: the token values at hand, scrubbed from the original message in case it echoes them. */

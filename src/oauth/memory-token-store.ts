@@ -20,10 +20,12 @@ export class MemoryTokenStore implements TokenStore {
     this.#tokens = tokens === undefined ? undefined : copy(tokens);
   }
 
+  /** A copy of the stored tokens, or `undefined`. */
   async get(): Promise<TokenSet | undefined> {
     return this.#tokens === undefined ? undefined : copy(this.#tokens);
   }
 
+  /** Stores a copy of `tokens`. */
   async set(tokens: TokenSet): Promise<void> {
     this.#tokens = copy(tokens);
   }
@@ -33,7 +35,11 @@ export class MemoryTokenStore implements TokenStore {
     return `MemoryTokenStore { ${describeTokens(this.#tokens)} }`;
   }
 
-  toJSON(): { hasTokens: boolean } {
+  /** What `JSON.stringify` shows: whether tokens are held, never the tokens. */
+  toJSON(): {
+    /** Whether a TokenSet is stored. */
+    hasTokens: boolean;
+  } {
     return { hasTokens: this.#tokens !== undefined };
   }
 }

@@ -61,7 +61,9 @@ export interface AuthorizationRequest {
 
 /** The values saved when the authorization started; the whole {@link AuthorizationRequest} may be passed. */
 export interface CallbackChecks {
+  /** The `state` that `createAuthorizationUrl` returned: the callback must echo it. */
   state: string;
+  /** The PKCE verifier that `createAuthorizationUrl` returned, sent with the code. */
   codeVerifier: string;
   /** The scopes asked for, used when the token answer has no `scope` (RFC 6749 §5.1). */
   scopes?: readonly string[];
@@ -83,7 +85,9 @@ export interface CallbackChecks {
 export class OAuthClient {
   /** The validated base URL, without a trailing slash. */
   readonly baseUrl: string;
+  /** The registered app's client_id. */
   readonly clientId: string;
+  /** The callback address sent as `redirect_uri`. */
   readonly redirectUri: string;
   // The secret lives only inside oauth4webapi's ClientSecretPost closure, held in a private field.
   readonly #clientAuth: oauth.ClientAuth;
@@ -247,7 +251,15 @@ export class OAuthClient {
     return `OAuthClient { baseUrl: '${this.baseUrl}', clientId: '${this.clientId}', redirectUri: '${this.redirectUri}', clientSecret: [redacted] }`;
   }
 
-  toJSON(): { baseUrl: string; clientId: string; redirectUri: string } {
+  /** What `JSON.stringify` shows: the public settings, never the client secret. */
+  toJSON(): {
+    /** The base URL. */
+    baseUrl: string;
+    /** The client_id. */
+    clientId: string;
+    /** The redirect URI. */
+    redirectUri: string;
+  } {
     return { baseUrl: this.baseUrl, clientId: this.clientId, redirectUri: this.redirectUri };
   }
 }

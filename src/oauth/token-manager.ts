@@ -13,6 +13,7 @@ const DEFAULT_REFRESH_MARGIN_MS = 60_000;
 
 /** What the manager needs from the OAuth side: `OAuthClient` implements it. */
 export interface TokenRefresher {
+  /** Exchanges the refresh token in `previous` for a new TokenSet (see `OAuthClient.refresh`). */
   refresh(previous: TokenSet): Promise<TokenSet>;
 }
 
@@ -60,6 +61,7 @@ interface Flight {
  * await fetch(url, { headers: { authorization: `Bearer ${token}` } })
  */
 export class TokenManager implements AccessTokenProvider {
+  /** How long before expiry a token is refreshed, in ms. */
   readonly refreshMarginMs: number;
   readonly #oauth: TokenRefresher;
   readonly #store: TokenStore;
@@ -245,7 +247,11 @@ export class TokenManager implements AccessTokenProvider {
     return `TokenManager { refreshMarginMs: ${this.refreshMarginMs}, ${describeTokens(this.#cached)} }`;
   }
 
-  toJSON(): { refreshMarginMs: number } {
+  /** What `JSON.stringify` shows: the settings, never a token. */
+  toJSON(): {
+    /** The refresh margin, in ms. */
+    refreshMarginMs: number;
+  } {
     return { refreshMarginMs: this.refreshMarginMs };
   }
 }

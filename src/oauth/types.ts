@@ -37,7 +37,9 @@ export interface TokenSet {
  * several processes (for example `RedisTokenStore`) also implements `lock` so that only one of them refreshes.
  */
 export interface TokenStore {
+  /** The stored TokenSet, or `undefined` when there is none yet. */
   get(): Promise<TokenSet | undefined>;
+  /** Replaces the stored TokenSet (after the code exchange and after every refresh). */
   set(tokens: TokenSet): Promise<void>;
   /**
    * Runs `fn` while holding a lock shared by every process using this store. The token manager refreshes

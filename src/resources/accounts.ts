@@ -12,6 +12,7 @@ export interface Account {
   id: string;
   /** The social network, for example `"mastodon"`. */
   platform: string;
+  /** The account's display name. */
   name: string;
   [field: string]: unknown;
 }
@@ -19,14 +20,26 @@ export interface Account {
 /** What `accounts.list` takes. */
 export type AccountListParams = ListParams;
 
+/**
+ * The zod/mini schema answers are checked against. Exported for the SDK's own modules; not part of the
+ * supported API (it may change in any release): type your code with `Account` instead.
+ * @internal
+ */
 export const AccountSchema = z.looseObject({ id: z.string(), platform: z.string(), name: z.string() });
 
 const parseAccount = responseParser<Account>(AccountSchema, 'an account');
 const parseAccountPage = responseParser<Page<Account>>(pageSchema(AccountSchema), 'a page of accounts');
 
+/**
+ * `client.accounts`: the connected social accounts of the user whose token the client uses.
+ *
+ * @example
+ * for await (const account of client.accounts.list()) console.log(account.platform, account.name)
+ */
 export class Accounts {
   readonly #pipeline: Pipeline;
 
+  /** Built by `PostSched`; use `client.accounts`. @internal */
   constructor(pipeline: Pipeline) {
     this.#pipeline = pipeline;
   }

@@ -7,15 +7,26 @@ import { responseParser } from './validate.js';
 
 /** Counters of one post. Fields the SDK does not know are kept. */
 export interface PostAnalytics {
+  /** The post these counters belong to. */
   post_id: string;
+  /** Times the post was shown. */
   impressions: number;
+  /** Likes (or the network's equivalent). */
   likes: number;
+  /** Shares, reposts or boosts. */
   shares: number;
+  /** Replies and comments. */
   comments: number;
+  /** Clicks on the post's links. */
   clicks: number;
   [field: string]: unknown;
 }
 
+/**
+ * The zod/mini schema answers are checked against. Exported for the SDK's own modules; not part of the
+ * supported API (it may change in any release): type your code with `PostAnalytics` instead.
+ * @internal
+ */
 export const PostAnalyticsSchema = z.looseObject({
   post_id: z.string(),
   impressions: z.number(),
@@ -27,9 +38,16 @@ export const PostAnalyticsSchema = z.looseObject({
 
 const parseAnalytics = responseParser<PostAnalytics>(PostAnalyticsSchema, 'post analytics');
 
+/**
+ * `client.analytics`: post-level counters (scope `analytics:read`).
+ *
+ * @example
+ * const { impressions, clicks } = await client.analytics.getPost('post_1')
+ */
 export class Analytics {
   readonly #pipeline: Pipeline;
 
+  /** Built by `PostSched`; use `client.analytics`. @internal */
   constructor(pipeline: Pipeline) {
     this.#pipeline = pipeline;
   }

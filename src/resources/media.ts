@@ -11,7 +11,9 @@ import { responseParser } from './validate.js';
 export interface MediaItem {
   /** `media_…` */
   id: string;
+  /** The file name sent with the upload. */
   filename: string;
+  /** The MIME type sent with the upload. */
   content_type: string;
   /** Bytes. */
   size: number;
@@ -39,6 +41,11 @@ export interface MediaUploadOptions extends WriteRequestOptions {
   onProgress?: (progress: UploadProgress) => void;
 }
 
+/**
+ * The zod/mini schema answers are checked against. Exported for the SDK's own modules; not part of the
+ * supported API (it may change in any release): type your code with `MediaItem` instead.
+ * @internal
+ */
 export const MediaItemSchema = z.looseObject({
   id: z.string(),
   filename: z.string(),
@@ -49,9 +56,18 @@ export const MediaItemSchema = z.looseObject({
 
 const parseMediaItem = responseParser<MediaItem>(MediaItemSchema, 'a media item');
 
+/**
+ * `client.media`: streamed uploads to the media library (scope `media:write`); attach the returned ids to posts
+ * as `media_ids`.
+ *
+ * @example
+ * const item = await client.media.upload({ file: createReadStream('photo.jpg'), contentType: 'image/jpeg' })
+ * await client.posts.create({ account_ids: ['acc_1'], publish_at, media_ids: [item.id] })
+ */
 export class Media {
   readonly #pipeline: Pipeline;
 
+  /** Built by `PostSched`; use `client.media`. @internal */
   constructor(pipeline: Pipeline) {
     this.#pipeline = pipeline;
   }

@@ -9,6 +9,7 @@ import { checkInput } from './validate.js';
 
 /** One page of a list, as the service sent it (unknown fields kept). */
 export interface Page<T> {
+  /** The items of this page, in the service's order. */
   data: T[];
   /** Pass as `cursor` to get the next page; `null` on the last page. */
   next_cursor: string | null;
@@ -59,6 +60,7 @@ export class Paginator<T> implements AsyncIterable<T> {
   readonly #params: ListParams;
   readonly #options: RequestOptions | undefined;
 
+  /** Built by the resources' `list` methods. @internal */
   constructor(fetchPage: FetchPage<T>, params: ListParams, options: RequestOptions | undefined) {
     checkListParams(params);
     this.#fetchPage = fetchPage;
@@ -89,6 +91,7 @@ export class Paginator<T> implements AsyncIterable<T> {
     } while (cursor !== undefined && remaining > 0);
   }
 
+  /** Iterates over every item, fetching the next page when the loop reaches the end of one. */
   async *[Symbol.asyncIterator](): AsyncGenerator<T, void, undefined> {
     for await (const page of this.pages()) yield* page.data;
   }

@@ -16,11 +16,15 @@ export type PostStatus = 'scheduled' | 'published' | 'failed' | 'deleted' | (str
 export interface Post {
   /** `post_…` */
   id: string;
+  /** The accounts the post is published to. */
   account_ids: string[];
   /** ISO 8601 UTC. */
   publish_at: string;
+  /** Where the post is in its life: `scheduled`, then `published` or `failed`; `deleted` once cancelled. */
   status: PostStatus;
+  /** The post's text. */
   text?: string;
+  /** Uploaded media attached to the post (ids from `media.upload`). */
   media_ids?: string[];
   /** ISO 8601 UTC. */
   created_at: string;
@@ -35,16 +39,22 @@ export interface PostCreateParams {
   account_ids: string[];
   /** When to publish: a `Date` or an ISO 8601 string with a time zone; sent as ISO 8601 UTC. */
   publish_at: Date | string;
+  /** The post's text. */
   text?: string;
+  /** Ids of uploaded media (from `media.upload`) to attach. */
   media_ids?: string[];
   [field: string]: unknown;
 }
 
 /** What `posts.update` takes: any of the create fields. Only a scheduled post can change (else 409). */
 export interface PostUpdateParams {
+  /** The new target accounts: at least one id. */
   account_ids?: string[];
+  /** The new publication time: a `Date` or an ISO 8601 string with a time zone. */
   publish_at?: Date | string;
+  /** The new text. */
   text?: string;
+  /** The new set of attached media ids. */
   media_ids?: string[];
   [field: string]: unknown;
 }
@@ -55,6 +65,11 @@ export interface PostListParams extends ListParams {
   status?: PostStatus;
 }
 
+/**
+ * The zod/mini schema answers are checked against. Exported for the SDK's own modules; not part of the
+ * supported API (it may change in any release): type your code with `Post` instead.
+ * @internal
+ */
 export const PostSchema = z.looseObject({
   id: z.string(),
   account_ids: z.array(z.string()),
@@ -88,9 +103,17 @@ const UpdateInput = z.looseObject(
 const parsePost = responseParser<Post>(PostSchema, 'a post');
 const parsePostPage = responseParser<Page<Post>>(pageSchema(PostSchema), 'a page of posts');
 
+/**
+ * `client.posts`: schedule, read, change, cancel and list posts.
+ *
+ * @example
+ * const post = await client.posts.create({ account_ids: ['acc_1'], publish_at: new Date(Date.now() + 3_600_000), text: 'Hi' })
+ * await client.posts.update(post.id, { text: 'Hello' })
+ */
 export class Posts {
   readonly #pipeline: Pipeline;
 
+  /** Built by `PostSched`; use `client.posts`. @internal */
   constructor(pipeline: Pipeline) {
     this.#pipeline = pipeline;
   }

@@ -5,11 +5,21 @@
  */
 import { ValidationError } from '../errors.js';
 
+/** One endpoint: its HTTP method and its path relative to the base URL. */
 export interface Route {
+  /** The HTTP method. */
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** Relative to the base URL (no leading `/`), ids already path-encoded. */
   path: string;
 }
 
+/**
+ * The service's endpoints, as the resources call them; the scope each needs is on each entry. Ids are checked
+ * and encoded as one path segment (a `ValidationError` for an empty id, `.` or `..`).
+ *
+ * @example
+ * routes.getPost('post_1') // { method: 'GET', path: 'posts/post_1' }
+ */
 export const routes = {
   /** [accounts:read] */
   listAccounts: (): Route => ({ method: 'GET', path: 'accounts' }),

@@ -34,6 +34,7 @@ export type WebhookVerificationReason =
  */
 export class WebhookVerificationError extends PostSchedError {
   static override readonly [ERROR_ID]: string = 'WebhookVerificationError';
+  /** Which check failed, as a machine-readable code (safe to log or to answer with). */
   readonly reason: WebhookVerificationReason;
 
   constructor(reason: WebhookVerificationReason, message: string) {

@@ -19,10 +19,13 @@ export interface PostPublishedData extends WebhookPostData {
   published_at: string;
 }
 
+/** The shape every post event shares (spec §6): its name, when it happened, and the post's data. */
 interface PostEvent<Name extends string, Data> {
+  /** The event name, for example `post.published`. */
   event: Name;
   /** ISO 8601 UTC timestamp of the event. */
   created_at: string;
+  /** The post the event is about. */
   data: Data;
 }
 
@@ -47,10 +50,13 @@ export type WebhookEventType = KnownWebhookEvent['event'];
  * `originalEvent`, and every field of the body is kept.
  */
 export interface UnknownWebhookEvent {
+  /** Always `'unknown'`; the name sent is in `originalEvent`. */
   event: 'unknown';
   /** The event name as the service sent it. */
   originalEvent: string;
+  /** ISO 8601 UTC timestamp of the event. */
   created_at: string;
+  /** The event's data, unchecked. */
   data: Record<string, unknown>;
   [field: string]: unknown;
 }

@@ -4,6 +4,7 @@ import { reject } from './errors.js';
 
 /** Anything with a case-insensitive `get(name)`: Fetch `Headers`, Hono's and undici's headers. */
 export interface HeadersGetter {
+  /** The header's value, or `null`/`undefined` when absent. */
   get(name: string): string | null | undefined;
 }
 

@@ -36,6 +36,7 @@ export interface FakeClock {
 
 /** How the fake's clock runs: `'manual'` (default) or `'real'`; `start` sets the initial time of a manual clock. */
 export interface ClockOptions {
+  /** `'manual'` (default): time moves only with `advance`/`set`; `'real'`: it follows `Date.now()`. */
   mode?: 'manual' | 'real';
   /** Initial time of a manual clock. Default: the real time when the fake is created. */
   start?: Date | number;

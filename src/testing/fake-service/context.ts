@@ -8,7 +8,14 @@ import type { Post, State, WebhookEventType } from './state.js';
 /** Counters for assertions ("the retried POST created one post", "one refresh for 50 calls"). */
 export interface FakeStats {
   /** Token requests that reached the token endpoint, by `grant_type` (refused ones included). */
-  tokenRequests: { authorization_code: number; refresh_token: number; other: number };
+  tokenRequests: {
+    /** Code exchanges. */
+    authorization_code: number;
+    /** Refreshes. */
+    refresh_token: number;
+    /** Any other or missing `grant_type`. */
+    other: number;
+  };
   /** Posts actually created (an idempotent replay does not count). */
   postsCreated: number;
   /** Requests per route, keyed `"METHOD /route/{param}"`, faulted ones included. */

@@ -39,15 +39,21 @@ const ROUTES: readonly Route[] = [
  * the test's `setupServer` uses (msw checks handlers by class).
  */
 export interface MswHttpLike<H> {
+  /** msw's `http.all(path, resolver)`. */
   all(path: string, resolver: (info: { request: Request }) => Promise<Response>): H;
 }
 
 /** The RFC 6749 §5.1 token answer that `issueTokens` returns. */
 export interface IssuedTokens {
+  /** The bearer token: pass it as the client's `auth`. */
   access_token: string;
+  /** Always `Bearer`. */
   token_type: 'Bearer';
+  /** Seconds until the access token expires (fake clock). */
   expires_in: number;
+  /** A refresh token for the same grant. */
   refresh_token: string;
+  /** The granted scopes, space-separated. */
   scope: string;
 }
 

@@ -12,6 +12,7 @@ import { ConnectionResetFault } from './faults.js';
 export interface ListeningFakeService {
   /** `http://127.0.0.1:<port>` plus the base URL's path: give this to the SDK as its base URL. */
   url: string;
+  /** The port on 127.0.0.1. */
   port: number;
   /** Stops accepting connections and drops the open ones (hanging requests included). */
   close(): Promise<void>;

@@ -6,7 +6,9 @@ import type { WebhookDeliveryOptions } from './webhooks-delivery.js';
 
 /** A registered app to create (spec section 2). Omitted credentials are generated. */
 export interface AppInput {
+  /** Default: a generated `client_…`. */
   clientId?: string;
+  /** Default: a generated secret. */
   clientSecret?: string;
   /** Absolute URLs; `redirect_uri` must equal one of them exactly (RFC 6749 §3.1.2.3). */
   redirectUris: string[];
@@ -14,16 +16,23 @@ export interface AppInput {
 
 /** A connected account to seed. `failPublication: true` makes every post targeting it end `failed`. */
 export interface AccountInput {
+  /** Default: a generated `acc_…`. */
   id?: string;
+  /** Default `x`. */
   platform?: string;
+  /** Default `Test account`. */
   name?: string;
+  /** Every post targeting this account ends `failed` (and fires `post.failed`). */
   failPublication?: boolean;
 }
 
 /** A webhook endpoint to register. Omitted `secret` is generated; omitted `events` means all four. */
 export interface WebhookEndpointInput {
+  /** Where to POST deliveries (absolute URL). */
   url: string;
+  /** The signing secret. Default: a generated `whsec_…`. */
   secret?: string;
+  /** The events to send. Default: all four. */
   events?: WebhookEventType[];
 }
 

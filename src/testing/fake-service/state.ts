@@ -5,55 +5,84 @@
 
 /** A post on the wire (the wire contract's Post, plus any extra fields the client sent). */
 export interface Post {
+  /** `post_…` */
   id: string;
+  /** The target accounts. */
   account_ids: string[];
+  /** When it publishes, ISO 8601 UTC. */
   publish_at: string;
+  /** Its state on the fake. */
   status: 'scheduled' | 'published' | 'failed' | 'deleted';
+  /** The post's text. */
   text?: string;
+  /** Attached media ids. */
   media_ids?: string[];
+  /** When it was created, ISO 8601 UTC (fake clock). */
   created_at: string;
+  /** When it was published, ISO 8601 UTC (fake clock). */
   published_at?: string;
   [extra: string]: unknown;
 }
 
 /** A connected social account on the wire. */
 export interface Account {
+  /** `acc_…` */
   id: string;
+  /** The social network (`x`, `linkedin`…). */
   platform: string;
+  /** Display name. */
   name: string;
 }
 
 /** A media item on the wire. */
 export interface MediaItem {
+  /** `media_…` */
   id: string;
+  /** The file name of the upload. */
   filename: string;
+  /** The MIME type of the upload. */
   content_type: string;
+  /** Bytes received. */
   size: number;
+  /** When it was uploaded, ISO 8601 UTC (fake clock). */
   created_at: string;
 }
 
 /** Post-level analytics on the wire. */
 export interface PostAnalytics {
+  /** The post these counters belong to. */
   post_id: string;
+  /** Times shown. */
   impressions: number;
+  /** Likes. */
   likes: number;
+  /** Shares. */
   shares: number;
+  /** Comments. */
   comments: number;
+  /** Link clicks. */
   clicks: number;
 }
 
 /** A registered app (spec section 2): its client credentials and the exact redirect URIs it may use. */
 export interface RegisteredApp {
+  /** The app's client_id. */
   clientId: string;
+  /** The app's client_secret. */
   clientSecret: string;
+  /** The exact redirect URIs the app may use. */
   redirectUris: string[];
 }
 
 /** A webhook endpoint (spec section 2): where events go, the signing secret, and the subscribed events. */
 export interface WebhookEndpoint {
+  /** `we_…` */
   id: string;
+  /** Where deliveries are POSTed. */
   url: string;
+  /** The signing secret: give it to `verifyWebhook`. */
   secret: string;
+  /** The events sent to this endpoint. */
   events: WebhookEventType[];
 }
 
@@ -98,6 +127,7 @@ export interface RefreshToken {
 
 /** What the fake keeps of an upload: the metadata, and at most a bounded prefix of the bytes. */
 export interface StoredMedia {
+  /** The media item as the API returned it. */
   item: MediaItem;
   /** The first bytes of the file (at most `media.keepBytes`), for assertions on what arrived. */
   prefix: Uint8Array;

@@ -28,8 +28,11 @@ export interface WebhookDeliveryOptions {
 export interface WebhookDelivery {
   /** The same for every attempt of one event to one endpoint. */
   eventId: string;
+  /** The endpoint it was sent to. */
   endpointId: string;
+  /** The event name. */
   event: WebhookEventType;
+  /** The endpoint's URL. */
   url: string;
   /** The request headers sent, lower-case names. */
   headers: Record<string, string>;
@@ -39,6 +42,7 @@ export interface WebhookDelivery {
   attempt: number;
   /** The receiver's status, or `null` when it did not answer (see `error`). */
   status: number | null;
+  /** Why there was no answer: the attempt timed out, or the connection failed. */
   error?: 'timeout' | 'network';
   /** When the attempt was sent, on the fake clock (ISO 8601). */
   sentAt: string;
