@@ -29,3 +29,15 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 `);
+
+/**
+ * Extend: push the lock's expiry out again while it is still ours, so a live holder whose refresh is slow
+ * keeps the lock, and only a dead (or stalled) one loses it after `lockTtlMs`.
+ * KEYS[1] lock key; ARGV[1] owner token, ARGV[2] TTL in ms. Returns 1, or 0 when the lock is not ours.
+ */
+export const EXTEND_LOCK = defineScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+`);

@@ -7,7 +7,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { ValidationError } from '../errors.js';
 import type { TokenSet, TokenStore } from '../oauth/types.js';
 import { LockLostError, LockTimeoutError } from './errors.js';
-import { RELEASE_LOCK, SET_IF_LOCK_OWNER } from './lock-scripts.js';
+import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER } from './lock-scripts.js';
 import { RedisConnection, type RedisClientLike } from './redis-connection.js';
 import { TokenCipher } from './token-cipher.js';
 import { decodeTokens, encodeTokens } from './token-codec.js';
@@ -26,14 +26,15 @@ export interface RedisTokenStoreOptions {
    */
   key: string;
   /**
-   * How long a lock holder may keep the lock, in ms; a holder that dies (SIGKILL, crash, lost network) frees it
-   * when this runs out. Keep it above the longest token refresh, or the lock expires under a slow holder and
-   * its `set()` fails with `LockLostError`. Default 15 000.
+   * Expiry of the lock, in ms: how long a holder that died (SIGKILL, crash, lost network) blocks the others.
+   * A live holder extends its lock every `lockTtlMs / 3`, so a slow token refresh keeps it; one whose event
+   * loop stalls past this loses it, and its `set()` then fails with `LockLostError`. Default 10 000.
    */
   lockTtlMs?: number;
   /**
    * How long `lock()` waits for another holder before failing with `LockTimeoutError`, in ms. Keep it above
-   * `lockTtlMs` so a waiter outlives a dead holder's lock and takes over. Default `2 × lockTtlMs`.
+   * the longest token refresh (OAuthClient's `timeoutMs`, 30 s by default) and above `lockTtlMs`, so a waiter
+   * outlasts both a slow holder and a dead one's lock. Default 45 000.
    */
   lockWaitMs?: number;
   /**
@@ -55,7 +56,8 @@ interface LockHold {
   released: boolean;
 }
 
-const DEFAULT_LOCK_TTL_MS = 15_000;
+const DEFAULT_LOCK_TTL_MS = 10_000;
+const DEFAULT_LOCK_WAIT_MS = 45_000;
 const DEFAULT_COMMAND_TIMEOUT_MS = 3_000;
 const FIRST_RETRY_MS = 10;
 const MAX_RETRY_MS = 200;
@@ -96,7 +98,7 @@ export class RedisTokenStore implements TokenStore {
     this.#key = key;
     this.#lockKey = `${key}:lock`;
     this.#lockTtlMs = positiveInteger(options.lockTtlMs, DEFAULT_LOCK_TTL_MS, 'lockTtlMs', 1);
-    this.#lockWaitMs = positiveInteger(options.lockWaitMs, 2 * this.#lockTtlMs, 'lockWaitMs', 0);
+    this.#lockWaitMs = positiveInteger(options.lockWaitMs, DEFAULT_LOCK_WAIT_MS, 'lockWaitMs', 0);
     const commandTimeoutMs = positiveInteger(options.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS, 'commandTimeoutMs', 1);
     this.#connection = new RedisConnection(options.redis, key, commandTimeoutMs);
     this.#cipher = options.encryptionKey === undefined ? undefined : new TokenCipher(options.encryptionKey);
@@ -131,8 +133,9 @@ export class RedisTokenStore implements TokenStore {
 
   /**
    * Runs `fn` while holding this key's lock across every process sharing the Redis. Waits for another holder
-   * up to `lockWaitMs`, then fails with `LockTimeoutError`. The lock is released when `fn` settles (also when
-   * it throws); a nested `lock()` in the same call chain runs `fn` at once instead of waiting for itself.
+   * up to `lockWaitMs`, then fails with `LockTimeoutError`. The lock is extended while `fn` runs and released
+   * when it settles (also when it throws); a nested `lock()` in the same call chain runs `fn` at once instead
+   * of waiting for itself.
    *
    * @example
    * await store.lock(async () => {
@@ -148,12 +151,34 @@ export class RedisTokenStore implements TokenStore {
     if (current !== undefined && !current.released) return fn();
     const hold: LockHold = { owner: ownerToken(), released: false };
     await this.#acquire(hold.owner);
+    const stopExtending = this.#keepExtended(hold);
     try {
       return await this.#held.run(hold, fn);
     } finally {
       hold.released = true;
+      stopExtending();
       await this.#release(hold.owner);
     }
+  }
+
+  /**
+   * Extends the lock every `lockTtlMs / 3` while the holder runs (one extension in flight at most). Stops once
+   * the lock is no longer ours; failures are left to the TTL, and to `set()`'s own ownership check.
+   */
+  #keepExtended(hold: LockHold): () => void {
+    let inFlight = false;
+    const timer = setInterval(() => {
+      if (inFlight || hold.released) return;
+      inFlight = true;
+      this.#connection
+        .script('lock', EXTEND_LOCK, [this.#lockKey], [hold.owner, String(this.#lockTtlMs)])
+        .then((extended) => {
+          if (extended !== 1) clearInterval(timer);
+        })
+        .catch(() => {})
+        .finally(() => (inFlight = false));
+    }, Math.max(1, Math.floor(this.#lockTtlMs / 3)));
+    return () => clearInterval(timer);
   }
 
   /** `SET lock owner NX PX ttl` until it succeeds, with capped exponential backoff and jitter. */

@@ -8,6 +8,11 @@ function tokens(label: string): TokenSet {
   return { accessToken: `at-${label}`, refreshToken: `rt-${label}`, expiresAt: 1_900_000_000_000, scopes: [], tokenType: 'bearer' };
 }
 
+/** Blocks this process's event loop, as a long GC pause or a CPU-bound request would: no timer runs meanwhile. */
+function stallEventLoop(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
 /** Polls a condition (not a clock): resolves once it holds. */
 async function until(condition: () => Promise<boolean>): Promise<void> {
   while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -75,15 +80,16 @@ describe.each(CLIENT_KINDS)('RedisTokenStore.lock with $name', (kind) => {
     expect(await store.get()).toEqual(tokens('locked'));
   });
 
-  it('refuses the write of a holder whose lock expired, keeping the newer tokens of the next holder', async () => {
-    const slow = new RedisTokenStore({ redis: conn().client, key, lockTtlMs: 200 });
+  it('refuses the write of a holder whose lock expired during a stall, keeping the newer tokens of the next holder', async () => {
+    const slow = new RedisTokenStore({ redis: conn().client, key, lockTtlMs: 100 });
     const next = new RedisTokenStore({ redis: conns[1]!.client, key });
     await slow.set(tokens('old'));
     let nextDone!: () => void;
     const nextHasWritten = new Promise<void>((resolve) => (nextDone = resolve));
 
     const slowHolder = slow.lock(async () => {
-      await nextHasWritten; // stalls past its TTL (a GC pause, a hung request) while another process refreshes
+      stallEventLoop(400); // no extension can run: the lock expires in Redis
+      await nextHasWritten; // meanwhile another process takes the lock and refreshes
       await slow.set(tokens('stale'));
     });
     await until(async () => (await conn().raw('EXISTS', `${key}:lock`)) === 0);
@@ -95,11 +101,12 @@ describe.each(CLIENT_KINDS)('RedisTokenStore.lock with $name', (kind) => {
   });
 
   it('refuses the write of an expired holder while the next holder still holds the lock', async () => {
-    const slow = new RedisTokenStore({ redis: conn().client, key, lockTtlMs: 200 });
+    const slow = new RedisTokenStore({ redis: conn().client, key, lockTtlMs: 100 });
     const next = new RedisTokenStore({ redis: conns[1]!.client, key });
     let release!: () => void;
     const slowMayWrite = new Promise<void>((resolve) => (release = resolve));
     const slowHolder = slow.lock(async () => {
+      stallEventLoop(400);
       await slowMayWrite;
       await slow.set(tokens('stale'));
     });
@@ -111,6 +118,27 @@ describe.each(CLIENT_KINDS)('RedisTokenStore.lock with $name', (kind) => {
       expect(await conn().raw('EXISTS', `${key}:lock`)).toBe(1); // the slow holder's release left ours alone
     });
     expect(await next.get()).toEqual(tokens('new'));
+  });
+
+  it('keeps the lock while a live holder runs longer than lockTtlMs (it extends it)', async () => {
+    const holder = new RedisTokenStore({ redis: conn().client, key, lockTtlMs: 150 });
+    const other = new RedisTokenStore({ redis: conns[1]!.client, key, lockWaitMs: 0 });
+    await holder.lock(async () => {
+      // Each rise of the lock's remaining time is one extension; extensions come every lockTtlMs / 3 at most,
+      // so six of them mean the holder has outlived two TTLs.
+      let extensions = 0;
+      let last = Number(await conn().raw('PTTL', `${key}:lock`));
+      while (extensions < 6) {
+        const now = Number(await conn().raw('PTTL', `${key}:lock`));
+        expect(now).toBeGreaterThan(0);
+        if (now > last) extensions++;
+        last = now;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      await expect(other.lock(async () => 'got in')).rejects.toBeInstanceOf(LockTimeoutError);
+      await holder.set(tokens('slow-but-alive'));
+    });
+    expect(await holder.get()).toEqual(tokens('slow-but-alive'));
   });
 
   it('takes over the lock of a holder that died, once its TTL runs out', async () => {
