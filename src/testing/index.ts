@@ -1,1 +1,24 @@
-export {};
+/**
+ * `@postsched/sdk/testing`: a faithful in-memory fake of the Post Scheduling Service for your tests,
+ * usable in-process (msw, or any fetch handler) or on a real port of 127.0.0.1.
+ *
+ * msw is an optional peer: nothing here imports it; `mswHandlers(http)` takes msw's `http` from your test.
+ */
+export { createFakeService } from './fake-service/create.js';
+export type { FakeService, IssuedTokens, MswHttpLike } from './fake-service/create.js';
+export type { FakeClock, ClockOptions } from './fake-service/clock.js';
+export type { FakeStats, MediaOptions } from './fake-service/context.js';
+export type { FakeFaults, FaultTarget } from './fake-service/faults.js';
+export type { ListeningFakeService } from './fake-service/listen.js';
+export type { AccountInput, AppInput, FakeServiceOptions, WebhookEndpointInput } from './fake-service/options.js';
+export type {
+  Account,
+  MediaItem,
+  Post,
+  PostAnalytics,
+  RegisteredApp,
+  StoredMedia,
+  WebhookEndpoint,
+  WebhookEventType,
+} from './fake-service/state.js';
+export type { WebhookDelivery, WebhookDeliveryOptions } from './fake-service/webhooks-delivery.js';

@@ -1,0 +1,70 @@
+/**
+ * The three forms of `auth` a client accepts, behind one small interface the pipeline uses.
+ * The token is sent as `Authorization: Bearer <token>` (RFC 6750 §2.1; Assumptions table, "How the access
+ * token is presented").
+ */
+import { ValidationError } from '../errors.js';
+import type { AccessTokenProvider } from '../oauth/types.js';
+
+/**
+ * Where access tokens come from: a `TokenManager` (or any `AccessTokenProvider`), a fixed access token, or
+ * a function returning one.
+ *
+ * @example
+ * new PostSched({ baseUrl, auth: tokenManager })
+ * new PostSched({ baseUrl, auth: process.env.POSTSCHED_TOKEN! })
+ * new PostSched({ baseUrl, auth: async () => vault.read('postsched-token') })
+ */
+export type Auth = AccessTokenProvider | string | (() => string | Promise<string>);
+
+/** What the pipeline calls: a token per attempt, and a newer one after a 401. */
+export interface TokenSource {
+  get(): Promise<string>;
+  /** A newer token than `rejected`, or `undefined` when none can be had (the 401 then stands). */
+  refresh(rejected: string): Promise<string | undefined>;
+}
+
+export function toTokenSource(auth: Auth): TokenSource {
+  if (typeof auth === 'string') {
+    checkToken(auth);
+    // A fixed token cannot be refreshed: a 401 is final.
+    return { get: async () => auth, refresh: async () => undefined };
+  }
+  if (typeof auth === 'function') {
+    const call = async () => checkToken(await auth());
+    // Asking the function again is the only refresh it offers; a 401 stands if it returns the same token.
+    return { get: call, refresh: async (rejected) => ifNewer(await call(), rejected) };
+  }
+  if (typeof auth === 'object' && auth !== null && typeof auth.getAccessToken === 'function') {
+    return {
+      get: async () => checkToken(await auth.getAccessToken()),
+      refresh: async (rejected) =>
+        typeof auth.forceRefresh === 'function' ? ifNewer(checkToken(await auth.forceRefresh(rejected)), rejected) : undefined,
+    };
+  }
+  throw new ValidationError(
+    '`auth` must be a TokenManager (an object with getAccessToken()), an access token string, or a function returning one.',
+    ['auth'],
+  );
+}
+
+function ifNewer(token: string, rejected: string): string | undefined {
+  return token === rejected ? undefined : token;
+}
+
+/**
+ * RFC 6750 §2.1 b64token characters (plus visible ASCII, to be lenient). Checked here because `Headers.set`
+ * would put the bad value, i.e. the token, in its own error message.
+ */
+function checkToken(token: unknown): string {
+  if (typeof token !== 'string' || token === '') {
+    throw new ValidationError('The access token from `auth` is empty or not a string.', ['auth']);
+  }
+  if (!/^[\x21-\x7E]+$/.test(token)) {
+    throw new ValidationError(
+      'The access token from `auth` holds characters not allowed in an HTTP header (spaces, line breaks or non-ASCII).',
+      ['auth'],
+    );
+  }
+  return token;
+}

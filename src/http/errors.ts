@@ -1,0 +1,34 @@
+/**
+ * What a failed call throws: ky's errors become the SDK's (errors section of the Assumptions table:
+ * the HTTP status picks the class, the body is kept). Nothing from the request (its headers hold the
+ * access token) is carried over: only the answer's status, headers and body.
+ */
+import { isHTTPError, isTimeoutError } from 'ky';
+import { makeAPIError, TimeoutError } from '../errors.js';
+import { retryAfterMs } from './retry.js';
+
+export async function toSDKError(
+  error: unknown,
+  context: { signal: AbortSignal | undefined; timeoutMs: number },
+): Promise<unknown> {
+  // Like fetch, an aborted call rejects with the signal's reason (an AbortError unless the caller gave one).
+  if (context.signal?.aborted === true) return context.signal.reason;
+  if (isHTTPError(error)) {
+    const { response } = error;
+    const body = parseBody(await response.text().catch(() => ''));
+    const wait = response.status === 429 ? retryAfterMs(response.headers) : undefined;
+    return makeAPIError(response.status, body, response.headers, wait === undefined ? {} : { retryAfterMs: wait });
+  }
+  if (isTimeoutError(error)) return new TimeoutError(context.timeoutMs);
+  return error;
+}
+
+/** JSON when it parses, else the text; `undefined` for an empty body. */
+export function parseBody(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}

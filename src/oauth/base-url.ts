@@ -1,0 +1,52 @@
+/**
+ * Checks the service's base URL once, at construction: HTTPS only, except loopback for development and tests.
+ */
+import { ValidationError } from '../errors.js';
+
+/** Hosts that may use plain `http:`: traffic to them never leaves the machine. */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** A validated base URL: `href` without a trailing slash, and whether it is plain-HTTP loopback. */
+export interface CheckedBaseUrl {
+  readonly href: string;
+  readonly insecureLoopback: boolean;
+}
+
+/**
+ * Tokens and the client secret travel to `{baseUrl}/oauth/token`, so anything but HTTPS would expose them
+ * (RFC 6749 §3.2 requires TLS for the token endpoint). Loopback is the one exception.
+ */
+export function checkBaseUrl(value: unknown, option = 'baseUrl'): CheckedBaseUrl {
+  if (typeof value !== 'string' && !(value instanceof URL)) {
+    throw new ValidationError(`\`${option}\` must be a URL string such as "https://api.example.com".`, [option]);
+  }
+  const url = parseUrl(String(value));
+  if (url === undefined) {
+    throw new ValidationError(`\`${option}\` is not a valid absolute URL: "${String(value)}".`, [option]);
+  }
+  if (url.username !== '' || url.password !== '') {
+    // The URL is echoed in messages below and in TSDoc examples; credentials do not belong in it.
+    throw new ValidationError(`\`${option}\` must not contain a user name or password.`, [option]);
+  }
+  if (url.search !== '' || url.hash !== '') {
+    throw new ValidationError(`\`${option}\` must not have a query or fragment: "${url.href}".`, [option]);
+  }
+  const insecureLoopback = url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
+  if (url.protocol !== 'https:' && !insecureLoopback) {
+    throw new ValidationError(
+      `\`${option}\` must use https: "${url.href}". Plain http is allowed only for http://localhost, ` +
+        'http://127.0.0.1 and http://[::1] (any port), for development and tests.',
+      [option],
+    );
+  }
+  return { href: url.href.replace(/\/+$/, ''), insecureLoopback };
+}
+
+/** `URL.parse` only arrived in Node 22; the SDK supports Node 20. */
+function parseUrl(value: string): URL | undefined {
+  try {
+    return new URL(value);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * Maps oauth4webapi's errors to the SDK's. Their `cause` is never attached: oauth4webapi puts the callback
+ * parameters (with the code) or the token response body (with the tokens) there. Only named, safe fields
+ * are copied.
+ */
+import * as oauth from 'oauth4webapi';
+import { PostSchedError } from '../base-error.js';
+import { OAuthCallbackError, OAuthError, OAuthResponseError, ReauthorizationRequiredError } from './errors.js';
+
+/** Which grant a token request used: `invalid_grant` means "authorize again" only for a refresh. */
+export type Grant = 'authorization_code' | 'refresh_token';
+
+/**
+ * An error thrown while the token request was being made (before any answer): our own fetch errors pass
+ * through; oauth4webapi's only request-side processing error is the missing `code`.
+ */
+export function mapRequestError(error: unknown): unknown {
+  if (error instanceof PostSchedError) return error;
+  if (error instanceof oauth.OperationProcessingError && error.code === oauth.INVALID_RESPONSE) {
+    return new OAuthCallbackError(
+      'missing_code',
+      'The callback has neither `code` nor `error` (RFC 6749 §4.1.2). Pass the full callback URL or its query string.',
+    );
+  }
+  return error;
+}
+
+/** An error thrown while processing the token endpoint's answer (`status` is that answer's HTTP status). */
+export async function mapResponseError(error: unknown, status: number, grant: Grant): Promise<unknown> {
+  if (error instanceof PostSchedError) return error;
+  if (error instanceof oauth.ResponseBodyError) {
+    // RFC 6749 §5.2 error body: copy its three standard fields, nothing else.
+    return oauthError(grant, {
+      error: error.error,
+      error_description: stringOrUndefined(error.cause['error_description']),
+      error_uri: stringOrUndefined(error.cause['error_uri']),
+      status,
+    });
+  }
+  if (error instanceof oauth.WWWAuthenticateChallengeError) {
+    // RFC 6749 §5.2: a 401 invalid_client may come with WWW-Authenticate; oauth4webapi stops at the header,
+    // so the §5.2 body (left unread) is parsed here, falling back to the challenge's own `error` parameter.
+    const body = await readErrorBody(error.response);
+    const challenge = error.cause[0]?.parameters;
+    const code = body?.error ?? challenge?.error;
+    if (code !== undefined) {
+      return oauthError(grant, {
+        error: code,
+        error_description: body?.error_description ?? challenge?.error_description,
+        error_uri: body?.error_uri ?? challenge?.error_uri,
+        status,
+      });
+    }
+    return unexpectedStatus(status);
+  }
+  if (error instanceof oauth.OperationProcessingError) {
+    switch (error.code) {
+      case oauth.RESPONSE_IS_NOT_CONFORM:
+        return unexpectedStatus(status);
+      case oauth.RESPONSE_IS_NOT_JSON:
+      case oauth.PARSE_ERROR:
+        return new OAuthResponseError(
+          'not_json',
+          status,
+          `The token endpoint answered HTTP ${status} with a body that is not JSON; an RFC 6749 §5 JSON body was expected.`,
+        );
+      default:
+        // oauth4webapi's messages name the field, never its value ('"response" body "access_token" property must be a string').
+        return new OAuthResponseError(
+          'invalid_body',
+          status,
+          `The token endpoint answered HTTP ${status} with JSON that is not an RFC 6749 §5.1 token response: ${error.message}.`,
+        );
+    }
+  }
+  if (error instanceof oauth.UnsupportedOperationError) {
+    return new OAuthResponseError(
+      'unsupported_token_type',
+      status,
+      `The token endpoint's answer uses something this SDK does not support (${error.message}); it expects bearer tokens (RFC 6750).`,
+    );
+  }
+  // Anything else came out of oauth4webapi's validation of the body; its cause may hold the body.
+  return new OAuthResponseError(
+    'invalid_body',
+    status,
+    `The token endpoint's answer (HTTP ${status}) could not be processed: ${error instanceof Error ? error.name : typeof error}.`,
+  );
+}
+
+/**
+ * Maps a failed `validateAuthResponse`. oauth4webapi checks `iss`, then `state`, then `error`; it reports the
+ * first two with one error code, so the parameters are looked at again here only to name which check failed.
+ */
+export function mapCallbackError(error: unknown, parameters: URLSearchParams, issuer: string): unknown {
+  if (error instanceof oauth.AuthorizationResponseError) {
+    // RFC 6749 §4.1.2.1 error redirect: error, error_description, error_uri.
+    return new OAuthError({
+      error: error.error,
+      error_description: parameters.get('error_description') ?? undefined,
+      error_uri: parameters.get('error_uri') ?? undefined,
+    });
+  }
+  if (error instanceof oauth.OperationProcessingError && error.code === oauth.INVALID_RESPONSE) {
+    const repeated = ['iss', 'state', 'error', 'code', 'response'].find((name) => parameters.getAll(name).length > 1);
+    if (repeated !== undefined) {
+      return new OAuthCallbackError('invalid_callback', `The callback repeats the \`${repeated}\` parameter; each may appear only once.`);
+    }
+    const iss = parameters.get('iss');
+    if (iss !== null && iss !== issuer) {
+      return new OAuthCallbackError(
+        'issuer_mismatch',
+        `The callback's \`iss\` names a different authorization server than ${issuer} (RFC 9207): possible mix-up ` +
+          'attack. Start a new authorization. If the service really uses another issuer id, set the `issuer` option.',
+      );
+    }
+    if (parameters.get('state') === null) {
+      return new OAuthCallbackError('missing_state', 'The callback has no `state` parameter (RFC 6749 §4.1.2). Start a new authorization.');
+    }
+    if (parameters.has('response')) {
+      return new OAuthCallbackError('invalid_callback', 'The callback is a JARM response, which this SDK does not support.');
+    }
+    return new OAuthCallbackError(
+      'state_mismatch',
+      "The callback's `state` does not match the one this authorization was started with (RFC 6749 §10.12): it may " +
+        'be a forged request or a stale browser tab. Start a new authorization; do not retry with this callback.',
+    );
+  }
+  if (error instanceof oauth.UnsupportedOperationError) {
+    return new OAuthCallbackError('invalid_callback', 'The callback carries tokens (implicit or hybrid flow), which this SDK does not support.');
+  }
+  return error;
+}
+
+function oauthError(
+  grant: Grant,
+  details: { error: string; error_description: string | undefined; error_uri: string | undefined; status: number },
+): OAuthError {
+  if (grant === 'refresh_token' && details.error === 'invalid_grant') {
+    // Assumptions: a refresh refused with invalid_grant means the user must authorize again.
+    return new ReauthorizationRequiredError('invalid_grant', details);
+  }
+  return new OAuthError(details);
+}
+
+function unexpectedStatus(status: number): OAuthResponseError {
+  return new OAuthResponseError(
+    'unexpected_status',
+    status,
+    `The token endpoint answered HTTP ${status} without an RFC 6749 §5.2 error body. The service may be down or ` +
+      'the base URL may point at the wrong server.',
+  );
+}
+
+async function readErrorBody(
+  response: Response,
+): Promise<{ error: string; error_description: string | undefined; error_uri: string | undefined } | undefined> {
+  try {
+    const json: unknown = await response.json();
+    if (typeof json !== 'object' || json === null) return undefined;
+    const record = json as Record<string, unknown>;
+    const error = stringOrUndefined(record['error']);
+    if (error === undefined) return undefined;
+    return { error, error_description: stringOrUndefined(record['error_description']), error_uri: stringOrUndefined(record['error_uri']) };
+  } catch {
+    return undefined;
+  }
+}
+
+function stringOrUndefined(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}

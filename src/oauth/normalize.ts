@@ -1,0 +1,47 @@
+/**
+ * Turns an RFC 6749 §5.1 token response into a TokenSet, following the Assumptions table of the README.
+ */
+import type { TokenEndpointResponse } from 'oauth4webapi';
+import { OAuthResponseError } from './errors.js';
+import type { TokenSet } from './types.js';
+
+/** Spec 5.3 and 8: "An access token expires after 1 hour"; used when the answer has no `expires_in`. */
+export const DEFAULT_EXPIRES_IN_SECONDS = 3600;
+
+/** What the answer alone cannot say: when the request left, and what the previous state was. */
+export interface NormalizeContext {
+  /** `Date.now()` taken just before the request was sent. */
+  readonly sentAt: number;
+  /** Scopes asked for (code exchange) or held before (refresh): used when the answer has no `scope`. */
+  readonly fallbackScopes: readonly string[];
+  /** The refresh token sent with a refresh: kept when the answer has none (RFC 6749 §6). */
+  readonly previousRefreshToken?: string | undefined;
+}
+
+/**
+ * Normalizes a token response validated by oauth4webapi (which already lower-cases `token_type` and turns
+ * a string `expires_in` into a number). Unknown fields are dropped: a TokenSet holds only what the SDK uses.
+ */
+export function toTokenSet(response: TokenEndpointResponse, context: NormalizeContext): TokenSet {
+  if (response.token_type !== 'bearer') {
+    // RFC 6750: the SDK only knows how to present bearer tokens; a DPoP or MAC token would be sent wrongly.
+    throw new OAuthResponseError(
+      'unsupported_token_type',
+      200,
+      `The token endpoint issued a "${response.token_type}" token; this SDK only supports bearer tokens (RFC 6750).`,
+    );
+  }
+  // Expiry counts from when the request left, never from the server's clock or the response's arrival,
+  // so a slow answer or a skewed server clock can only make a token look older, not fresher.
+  const expiresIn = response.expires_in ?? DEFAULT_EXPIRES_IN_SECONDS;
+  const granted = typeof response.scope === 'string' ? response.scope.split(/\s+/).filter((s) => s !== '') : [];
+  const refreshToken = response.refresh_token ?? context.previousRefreshToken;
+  return {
+    accessToken: response.access_token,
+    ...(refreshToken === undefined ? {} : { refreshToken }),
+    expiresAt: context.sentAt + expiresIn * 1000,
+    // RFC 6749 §5.1: `scope` may be omitted when it equals the scope requested.
+    scopes: granted.length > 0 ? granted : [...context.fallbackScopes],
+    tokenType: 'bearer',
+  };
+}

@@ -1,0 +1,273 @@
+/**
+ * The OAuth 2.0 authorization-code flow with PKCE against the service (spec 4.1, 4.2), on oauth4webapi.
+ * This file only wires the service's fixed endpoints and the SDK's errors and TokenSet around it.
+ */
+import * as oauth from 'oauth4webapi';
+import { ValidationError } from '../errors.js';
+import { checkBaseUrl } from './base-url.js';
+import { OAuthCallbackError } from './errors.js';
+import { INSPECT } from './inspect.js';
+import { mapCallbackError, mapRequestError, mapResponseError, type Grant } from './map-error.js';
+import { toTokenSet } from './normalize.js';
+import { checkScopes } from './scopes.js';
+import { createTokenFetch, type FetchLike } from './token-fetch.js';
+import type { Scope, TokenSet } from './types.js';
+
+/** Default time-out of one token request, body included. */
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** Options of {@link OAuthClient}. */
+export interface OAuthClientOptions {
+  /**
+   * The service's base URL; the endpoints are `{baseUrl}/oauth/authorize` and `{baseUrl}/oauth/token`.
+   * Must be `https:`; plain `http:` is accepted only for `localhost`, `127.0.0.1` and `[::1]` (development, tests).
+   * @example 'https://api.postsched.example'
+   */
+  baseUrl: string | URL;
+  /** The registered app's client_id (dashboard). */
+  clientId: string;
+  /** The registered app's client_secret. Kept in a private field; never printed, serialized or put in an error. */
+  clientSecret: string;
+  /** The app's callback address, exactly as registered; sent as `redirect_uri`. */
+  redirectUri: string | URL;
+  /**
+   * The issuer identifier an RFC 9207 `iss` in the callback must equal. The spec does not name one, so the
+   * default is `baseUrl` (without a trailing slash); set this if the service reports a different value.
+   */
+  issuer?: string;
+  /**
+   * The fetch used for token requests: pass one for proxies, custom agents or tests. Default: the global `fetch`,
+   * looked up on each request.
+   */
+  fetch?: FetchLike;
+  /**
+   * Time-out of one token request, from sending to the last byte of the answer, in ms. Default 30 000.
+   * Exceeding it throws `TimeoutError`.
+   */
+  timeoutMs?: number;
+}
+
+/** What {@link OAuthClient.createAuthorizationUrl} returns. Keep `state` and `codeVerifier` server-side (session). */
+export interface AuthorizationRequest {
+  /** Where to redirect the user's browser. */
+  url: string;
+  /** The CSRF guard the callback must echo (RFC 6749 §10.12). */
+  state: string;
+  /** The PKCE secret (RFC 7636 §4.1); the URL carries only its S256 hash. Never send it to the browser. */
+  codeVerifier: string;
+  /** The scopes asked for; pass them back to `exchangeCode` so the TokenSet lists them if the answer has no `scope`. */
+  scopes: Scope[];
+}
+
+/** The values saved when the authorization started; the whole {@link AuthorizationRequest} may be passed. */
+export interface CallbackChecks {
+  state: string;
+  codeVerifier: string;
+  /** The scopes asked for, used when the token answer has no `scope` (RFC 6749 §5.1). */
+  scopes?: readonly string[];
+}
+
+/**
+ * The service's OAuth 2.0 client: builds the authorization URL, turns the callback into tokens and refreshes
+ * them. Uses PKCE with S256 only (RFC 7636) and sends `client_id` and `client_secret` as form fields (spec 4.2).
+ *
+ * @example
+ * const oauth = new OAuthClient({ baseUrl, clientId, clientSecret, redirectUri: 'https://app.example/callback' })
+ * // 1. Login route: remember state + verifier in the session, redirect the browser.
+ * const pending = await oauth.createAuthorizationUrl({ scopes: ['posts:read', 'posts:write'] })
+ * session.oauth = pending
+ * res.redirect(pending.url)
+ * // 2. Callback route: check the callback and exchange the code.
+ * const tokens = await oauth.exchangeCode(new URL(req.url, 'https://app.example'), session.oauth)
+ */
+export class OAuthClient {
+  /** The validated base URL, without a trailing slash. */
+  readonly baseUrl: string;
+  readonly clientId: string;
+  readonly redirectUri: string;
+  // The secret lives only inside oauth4webapi's ClientSecretPost closure, held in a private field.
+  readonly #clientAuth: oauth.ClientAuth;
+  readonly #as: oauth.AuthorizationServer;
+  readonly #client: oauth.Client;
+  readonly #requestOptions: oauth.TokenEndpointRequestOptions;
+
+  constructor(options: OAuthClientOptions) {
+    if (typeof options !== 'object' || options === null) {
+      throw new ValidationError('new OAuthClient() needs an options object: { baseUrl, clientId, clientSecret, redirectUri }.');
+    }
+    const base = checkBaseUrl(options.baseUrl);
+    requireString(options.clientId, 'clientId');
+    requireString(options.clientSecret, 'clientSecret');
+    this.redirectUri = checkRedirectUri(options.redirectUri);
+    if (options.issuer !== undefined) requireString(options.issuer, 'issuer');
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+      throw new ValidationError('`timeoutMs` must be a positive number of milliseconds.', ['timeoutMs']);
+    }
+    if (options.fetch !== undefined && typeof options.fetch !== 'function') {
+      throw new ValidationError('`fetch` must be a fetch-compatible function.', ['fetch']);
+    }
+
+    this.baseUrl = base.href;
+    this.clientId = options.clientId;
+    this.#clientAuth = oauth.ClientSecretPost(options.clientSecret); // spec 4.2: client_id + client_secret as form fields
+    this.#as = {
+      issuer: options.issuer ?? base.href,
+      authorization_endpoint: `${base.href}/oauth/authorize`,
+      token_endpoint: `${base.href}/oauth/token`,
+    };
+    this.#client = { client_id: options.clientId };
+    this.#requestOptions = {
+      [oauth.customFetch]: createTokenFetch(options.fetch, timeoutMs),
+      // Checked above: only a loopback http base URL gets here with http.
+      [oauth.allowInsecureRequests]: base.insecureLoopback,
+    };
+  }
+
+  /**
+   * Builds the URL to send the user's browser to (spec 4.1, RFC 7636 S256). Validates `scopes` first.
+   *
+   * @example
+   * const { url, state, codeVerifier } = await oauth.createAuthorizationUrl({ scopes: ['accounts:read'] })
+   */
+  async createAuthorizationUrl(params: { scopes: readonly Scope[]; state?: string }): Promise<AuthorizationRequest> {
+    const scopes = checkScopes(params?.scopes);
+    if (params.state !== undefined) requireString(params.state, 'state');
+    const state = params.state ?? oauth.generateRandomState(); // 32 random bytes, base64url
+    const codeVerifier = oauth.generateRandomCodeVerifier(); // 32 random bytes, base64url (RFC 7636 §4.1)
+    const url = new URL(this.#as.authorization_endpoint as string);
+    url.searchParams.set('client_id', this.clientId);
+    url.searchParams.set('redirect_uri', this.redirectUri);
+    url.searchParams.set('response_type', 'code');
+    url.searchParams.set('scope', scopes.join(' ')); // URLSearchParams writes the spaces as `+` (spec 4.1)
+    url.searchParams.set('state', state);
+    url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(codeVerifier));
+    url.searchParams.set('code_challenge_method', 'S256'); // RFC 7636 §4.3; `plain` is never offered
+    return { url: url.href, state, codeVerifier, scopes };
+  }
+
+  /**
+   * Checks the callback to `redirect_uri` and exchanges its code for tokens.
+   * Checks, in order: `iss` when present (RFC 9207), `state` (RFC 6749 §10.12), an `error=` redirect
+   * (→ `OAuthError`), then posts the code with the PKCE verifier (RFC 7636 §4.5).
+   *
+   * @param callback The full callback URL (string or `URL`; a path such as `/callback?code=…` is resolved
+   *   against `redirectUri`), or its query parameters.
+   * @param checks The `state` and `codeVerifier` saved by `createAuthorizationUrl` (the whole object may be passed).
+   * @example
+   * const tokens = await oauth.exchangeCode(req.originalUrl, session.oauth)
+   * await manager.setTokens(tokens)
+   */
+  async exchangeCode(callback: string | URL | URLSearchParams, checks: CallbackChecks): Promise<TokenSet> {
+    if (typeof checks !== 'object' || checks === null) {
+      throw new ValidationError('exchangeCode() needs the { state, codeVerifier } saved by createAuthorizationUrl().', ['checks']);
+    }
+    requireString(checks.state, 'state');
+    requireString(checks.codeVerifier, 'codeVerifier');
+    const parameters = this.#callbackParameters(callback);
+    let validated: URLSearchParams;
+    try {
+      validated = oauth.validateAuthResponse(this.#as, this.#client, parameters, checks.state);
+    } catch (error) {
+      throw mapCallbackError(error, parameters, this.#as.issuer);
+    }
+    return this.#tokenRequest(
+      'authorization_code',
+      { fallbackScopes: checks.scopes ?? [] },
+      (options) =>
+        oauth.authorizationCodeGrantRequest(this.#as, this.#client, this.#clientAuth, validated, this.redirectUri, checks.codeVerifier, options),
+      (response) => oauth.processAuthorizationCodeResponse(this.#as, this.#client, response),
+    );
+  }
+
+  /**
+   * Gets a new access token with the refresh token (spec 4.2, RFC 6749 §6). Pass the previous TokenSet when you
+   * have it: its refresh token is kept if the answer has none, and its scopes if the answer has no `scope`.
+   * Throws `ReauthorizationRequiredError` when the service answers `invalid_grant`.
+   *
+   * @example
+   * const fresh = await oauth.refresh(tokens)            // keeps tokens.refreshToken / tokens.scopes as needed
+   * const fresh2 = await oauth.refresh('rt_…')           // scopes [] when the answer has no `scope`
+   */
+  async refresh(previous: string | TokenSet): Promise<TokenSet> {
+    const refreshToken = typeof previous === 'string' ? previous : previous?.refreshToken;
+    if (typeof refreshToken !== 'string' || refreshToken === '') {
+      throw new ValidationError('refresh() needs a refresh token, or a TokenSet that has one.', ['refreshToken']);
+    }
+    const fallbackScopes = typeof previous === 'string' ? [] : previous.scopes;
+    return this.#tokenRequest(
+      'refresh_token',
+      { fallbackScopes, previousRefreshToken: refreshToken },
+      (options) => oauth.refreshTokenGrantRequest(this.#as, this.#client, this.#clientAuth, refreshToken, options),
+      (response) => oauth.processRefreshTokenResponse(this.#as, this.#client, response),
+    );
+  }
+
+  /** One token request: timestamp, send, process, normalize, with every failure mapped to an SDK error. */
+  async #tokenRequest(
+    grant: Grant,
+    context: { fallbackScopes: readonly string[]; previousRefreshToken?: string },
+    send: (options: oauth.TokenEndpointRequestOptions) => Promise<Response>,
+    process: (response: Response) => Promise<oauth.TokenEndpointResponse>,
+  ): Promise<TokenSet> {
+    // Assumptions: expiry counts from the moment the request left, so the clock is read before sending.
+    const sentAt = Date.now();
+    let response: Response;
+    try {
+      response = await send(this.#requestOptions);
+    } catch (error) {
+      throw mapRequestError(error);
+    }
+    let body: oauth.TokenEndpointResponse;
+    try {
+      body = await process(response);
+    } catch (error) {
+      throw await mapResponseError(error, response.status, grant);
+    }
+    return toTokenSet(body, { ...context, sentAt });
+  }
+
+  #callbackParameters(callback: string | URL | URLSearchParams): URLSearchParams {
+    if (callback instanceof URLSearchParams) return new URLSearchParams(callback);
+    if (callback instanceof URL) return new URLSearchParams(callback.searchParams);
+    if (typeof callback === 'string') {
+      if (callback.startsWith('?')) return new URLSearchParams(callback);
+      try {
+        return new URL(callback, this.redirectUri).searchParams;
+      } catch {
+        // The string is not echoed: it may hold the authorization code.
+        throw new OAuthCallbackError('invalid_callback', 'The callback is not a URL. Pass the full callback URL, a URL object or its URLSearchParams.');
+      }
+    }
+    throw new ValidationError('The callback must be a URL string, a URL or URLSearchParams.', ['callback']);
+  }
+
+  /** Shown by console.log / util.inspect: everything but the secret. */
+  [INSPECT](): string {
+    return `OAuthClient { baseUrl: '${this.baseUrl}', clientId: '${this.clientId}', redirectUri: '${this.redirectUri}', clientSecret: [redacted] }`;
+  }
+
+  toJSON(): { baseUrl: string; clientId: string; redirectUri: string } {
+    return { baseUrl: this.baseUrl, clientId: this.clientId, redirectUri: this.redirectUri };
+  }
+}
+
+function requireString(value: unknown, option: string): asserts value is string {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new ValidationError(`\`${option}\` must be a non-empty string.`, [option]);
+  }
+}
+
+/** RFC 6749 §3.1.2: the redirection endpoint is an absolute URI; it is sent exactly as given. */
+function checkRedirectUri(value: unknown): string {
+  if (typeof value !== 'string' && !(value instanceof URL)) {
+    throw new ValidationError('`redirectUri` must be the absolute callback URL registered for the app.', ['redirectUri']);
+  }
+  const text = String(value);
+  try {
+    new URL(text);
+  } catch {
+    throw new ValidationError(`\`redirectUri\` is not an absolute URL: "${text}".`, ['redirectUri']);
+  }
+  return text;
+}

@@ -1,0 +1,58 @@
+/** Connected social accounts: list and read (scope accounts:read). */
+import * as z from 'zod/mini';
+import type { APIPromise } from '../http/api-promise.js';
+import type { Pipeline, RequestOptions } from '../http/request.js';
+import { pageSchema, Paginator, type ListParams, type Page } from './pagination.js';
+import { routes } from './routes.js';
+import { responseParser } from './validate.js';
+
+/** A connected social account. Fields the SDK does not know are kept. */
+export interface Account {
+  /** `acc_…` */
+  id: string;
+  /** The social network, for example `"mastodon"`. */
+  platform: string;
+  name: string;
+  [field: string]: unknown;
+}
+
+/** What `accounts.list` takes. */
+export type AccountListParams = ListParams;
+
+export const AccountSchema = z.looseObject({ id: z.string(), platform: z.string(), name: z.string() });
+
+const parseAccount = responseParser<Account>(AccountSchema, 'an account');
+const parseAccountPage = responseParser<Page<Account>>(pageSchema(AccountSchema), 'a page of accounts');
+
+export class Accounts {
+  readonly #pipeline: Pipeline;
+
+  constructor(pipeline: Pipeline) {
+    this.#pipeline = pipeline;
+  }
+
+  /**
+   * The user's connected accounts, fetched page by page as the loop goes.
+   *
+   * @example
+   * for await (const account of client.accounts.list()) console.log(account.platform, account.name)
+   */
+  list(params: AccountListParams = {}, options?: RequestOptions): Paginator<Account> {
+    const route = routes.listAccounts();
+    return new Paginator<Account>(
+      (query, opts) => this.#pipeline.request({ ...route, query, parse: parseAccountPage, options: opts }),
+      params,
+      options,
+    );
+  }
+
+  /**
+   * One account by id.
+   *
+   * @example
+   * const account = await client.accounts.get('acc_1')
+   */
+  get(id: string, options?: RequestOptions): APIPromise<Account> {
+    return this.#pipeline.request(() => ({ ...routes.getAccount(id), parse: parseAccount, options }));
+  }
+}

@@ -1,0 +1,46 @@
+/** Post-level analytics (scope analytics:read). */
+import * as z from 'zod/mini';
+import type { APIPromise } from '../http/api-promise.js';
+import type { Pipeline, RequestOptions } from '../http/request.js';
+import { routes } from './routes.js';
+import { responseParser } from './validate.js';
+
+/** Counters of one post. Fields the SDK does not know are kept. */
+export interface PostAnalytics {
+  post_id: string;
+  impressions: number;
+  likes: number;
+  shares: number;
+  comments: number;
+  clicks: number;
+  [field: string]: unknown;
+}
+
+export const PostAnalyticsSchema = z.looseObject({
+  post_id: z.string(),
+  impressions: z.number(),
+  likes: z.number(),
+  shares: z.number(),
+  comments: z.number(),
+  clicks: z.number(),
+});
+
+const parseAnalytics = responseParser<PostAnalytics>(PostAnalyticsSchema, 'post analytics');
+
+export class Analytics {
+  readonly #pipeline: Pipeline;
+
+  constructor(pipeline: Pipeline) {
+    this.#pipeline = pipeline;
+  }
+
+  /**
+   * The analytics of one post.
+   *
+   * @example
+   * const { impressions, clicks } = await client.analytics.getPost('post_1')
+   */
+  getPost(postId: string, options?: RequestOptions): APIPromise<PostAnalytics> {
+    return this.#pipeline.request(() => ({ ...routes.getPostAnalytics(postId), parse: parseAnalytics, options }));
+  }
+}

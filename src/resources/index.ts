@@ -1,0 +1,7 @@
+/** The typed resource clients and their types. */
+export * from './accounts.js';
+export * from './analytics.js';
+export * from './media.js';
+export * from './pagination.js';
+export * from './posts.js';
+export { routes, type Route } from './routes.js';

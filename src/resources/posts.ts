@@ -1,0 +1,171 @@
+/**
+ * Posts: schedule, read, change, cancel and list. Wire names (snake_case) as in the webhook data; unknown
+ * fields pass through both ways (Assumptions table, "Field names").
+ */
+import * as z from 'zod/mini';
+import type { APIPromise } from '../http/api-promise.js';
+import type { Pipeline, RequestOptions, WriteRequestOptions } from '../http/request.js';
+import { pageSchema, Paginator, type ListParams, type Page } from './pagination.js';
+import { routes } from './routes.js';
+import { checkInput, responseParser } from './validate.js';
+
+/** Known statuses; an unknown one is kept as a string, not rejected (Assumptions table, "Post status values"). */
+export type PostStatus = 'scheduled' | 'published' | 'failed' | 'deleted' | (string & {});
+
+/** A post, as the service returns it. Fields the SDK does not know are kept. */
+export interface Post {
+  /** `post_…` */
+  id: string;
+  account_ids: string[];
+  /** ISO 8601 UTC. */
+  publish_at: string;
+  status: PostStatus;
+  text?: string;
+  media_ids?: string[];
+  /** ISO 8601 UTC. */
+  created_at: string;
+  /** ISO 8601 UTC; set once published. */
+  published_at?: string;
+  [field: string]: unknown;
+}
+
+/** What `posts.create` takes. Fields beyond these are sent as given. */
+export interface PostCreateParams {
+  /** The accounts to publish to: at least one id. */
+  account_ids: string[];
+  /** When to publish: a `Date` or an ISO 8601 string with a time zone; sent as ISO 8601 UTC. */
+  publish_at: Date | string;
+  text?: string;
+  media_ids?: string[];
+  [field: string]: unknown;
+}
+
+/** What `posts.update` takes: any of the create fields. Only a scheduled post can change (else 409). */
+export interface PostUpdateParams {
+  account_ids?: string[];
+  publish_at?: Date | string;
+  text?: string;
+  media_ids?: string[];
+  [field: string]: unknown;
+}
+
+/** What `posts.list` takes. */
+export interface PostListParams extends ListParams {
+  /** Only posts in this status. */
+  status?: PostStatus;
+}
+
+export const PostSchema = z.looseObject({
+  id: z.string(),
+  account_ids: z.array(z.string()),
+  publish_at: z.string(),
+  status: z.string(),
+  text: z.optional(z.string()),
+  media_ids: z.optional(z.array(z.string())),
+  created_at: z.string(),
+  published_at: z.optional(z.string()),
+});
+
+const accountIds = z.array(z.string().check(z.minLength(1, { error: 'must be a non-empty account id' })), {
+  error: 'must be an array of account ids',
+}).check(z.minLength(1, { error: 'must name at least one account' }));
+
+// ISO 8601 with seconds and a zone (Z or ±hh:mm): a time without a zone would be read in the local zone.
+const PUBLISH_AT_ERROR = 'must be a valid Date or an ISO 8601 date-time with a time zone, such as "2025-06-01T09:30:00Z"';
+const publishAt = z.union([z.date({ error: PUBLISH_AT_ERROR }), z.iso.datetime({ offset: true, error: PUBLISH_AT_ERROR })], {
+  error: PUBLISH_AT_ERROR,
+});
+
+const CreateInput = z.looseObject(
+  { account_ids: accountIds, publish_at: publishAt },
+  { error: 'pass an object such as { account_ids: ["acc_1"], publish_at: new Date(…) }' },
+);
+const UpdateInput = z.looseObject(
+  { account_ids: z.optional(accountIds), publish_at: z.optional(publishAt) },
+  { error: 'pass an object with the fields to change' },
+);
+
+const parsePost = responseParser<Post>(PostSchema, 'a post');
+const parsePostPage = responseParser<Page<Post>>(pageSchema(PostSchema), 'a page of posts');
+
+export class Posts {
+  readonly #pipeline: Pipeline;
+
+  constructor(pipeline: Pipeline) {
+    this.#pipeline = pipeline;
+  }
+
+  /**
+   * Schedules a post. Bad input (`ValidationError` naming the field) rejects the promise before anything is sent. Without `idempotencyKey` it is never sent twice (a 5xx is not retried); with one, it
+   * is retried safely and the service answers a repeat with the same post.
+   *
+   * @example
+   * const post = await client.posts.create(
+   *   { account_ids: ['acc_1'], publish_at: new Date('2025-06-01T09:30:00Z'), text: 'Hello' },
+   *   { idempotencyKey: crypto.randomUUID() },
+   * )
+   */
+  create(params: PostCreateParams, options?: WriteRequestOptions): APIPromise<Post> {
+    return this.#pipeline.request(() => {
+      checkInput(CreateInput, params);
+      const json = { ...params, publish_at: toUtc(params.publish_at) };
+      return { ...routes.createPost(), json, parse: parsePost, options };
+    });
+  }
+
+  /**
+   * A post by id; a deleted post is still returned, with status `deleted`.
+   *
+   * @example
+   * const post = await client.posts.get('post_1')
+   */
+  get(id: string, options?: RequestOptions): APIPromise<Post> {
+    return this.#pipeline.request(() => ({ ...routes.getPost(id), parse: parsePost, options }));
+  }
+
+  /**
+   * Changes a scheduled post (a published, failed or deleted one answers 409: `ConflictError`).
+   *
+   * @example
+   * await client.posts.update('post_1', { text: 'Hello again', publish_at: '2025-06-02T09:30:00Z' })
+   */
+  update(id: string, params: PostUpdateParams, options?: WriteRequestOptions): APIPromise<Post> {
+    return this.#pipeline.request(() => {
+      const route = routes.updatePost(id);
+      checkInput(UpdateInput, params);
+      const json = params.publish_at === undefined ? params : { ...params, publish_at: toUtc(params.publish_at) };
+      return { ...route, json, parse: parsePost, options };
+    });
+  }
+
+  /**
+   * Cancels a scheduled post; returns it with status `deleted` (a published or failed post: `ConflictError`).
+   *
+   * @example
+   * const cancelled = await client.posts.delete('post_1')
+   */
+  delete(id: string, options?: RequestOptions): APIPromise<Post> {
+    return this.#pipeline.request(() => ({ ...routes.deletePost(id), parse: parsePost, options }));
+  }
+
+  /**
+   * Posts, newest pages fetched lazily as the loop goes.
+   *
+   * @example
+   * for await (const post of client.posts.list({ status: 'scheduled', limit: 50 })) console.log(post.id)
+   */
+  list(params: PostListParams = {}, options?: RequestOptions): Paginator<Post> {
+    const { status, limit, pageSize } = params;
+    const route = routes.listPosts();
+    return new Paginator<Post>(
+      (query, opts) => this.#pipeline.request({ ...route, query: { ...query, status }, parse: parsePostPage, options: opts }),
+      { ...(limit === undefined ? {} : { limit }), ...(pageSize === undefined ? {} : { pageSize }) },
+      options,
+    );
+  }
+}
+
+/** ISO 8601 UTC, as the service stores it (validated before). */
+function toUtc(value: Date | string): string {
+  return (value instanceof Date ? value : new Date(value)).toISOString();
+}

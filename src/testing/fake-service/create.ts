@@ -1,0 +1,267 @@
+/**
+ * `createFakeService`: the whole fake, wired together. One Web-standard handler (`Request` in, `Response`
+ * out) serves three ways: called directly, through msw (`mswHandlers`), or on 127.0.0.1 (`listen`).
+ */
+import { type FakeClock, Scheduler } from './clock.js';
+import type { Context, FakeStats } from './context.js';
+import { ConnectionResetFault, type FakeFaults, FaultInjector } from './faults.js';
+import { apiError, HttpError, randomId } from './http.js';
+import type { ListeningFakeService } from './listen.js';
+import { authorize } from './oauth-authorize.js';
+import { mintTokens, token } from './oauth-token.js';
+import { DEMO_ACCOUNTS, type AccountInput, type AppInput, type FakeServiceOptions, type WebhookEndpointInput } from './options.js';
+import { matchRoute, type Route } from './router.js';
+import { getAccount, listAccounts } from './routes-accounts.js';
+import { uploadMedia } from './routes-media.js';
+import { createPost, deletePost, getAnalytics, getPost, listPosts, updatePost } from './routes-posts.js';
+import {
+  type Account, type Post, type RegisteredApp, State, type StoredMedia, WEBHOOK_EVENT_TYPES, type WebhookEndpoint,
+} from './state.js';
+import { type WebhookDelivery, WebhookDispatcher } from './webhooks-delivery.js';
+
+const ROUTES: readonly Route[] = [
+  { method: 'GET', path: '/oauth/authorize', handle: (ctx, _req, _p, url) => authorize(ctx, url) },
+  { method: 'POST', path: '/oauth/token', handle: (ctx, req) => token(ctx, req) },
+  { method: 'GET', path: '/accounts', handle: listAccounts },
+  { method: 'GET', path: '/accounts/{id}', handle: getAccount },
+  { method: 'GET', path: '/posts', handle: listPosts },
+  { method: 'POST', path: '/posts', handle: createPost },
+  { method: 'GET', path: '/posts/{id}', handle: getPost },
+  { method: 'PATCH', path: '/posts/{id}', handle: updatePost },
+  { method: 'DELETE', path: '/posts/{id}', handle: deletePost },
+  { method: 'GET', path: '/posts/{id}/analytics', handle: getAnalytics },
+  { method: 'POST', path: '/media', handle: uploadMedia },
+];
+
+/**
+ * The part of msw's `http` namespace the fake needs. Taking it as a parameter (instead of importing msw)
+ * keeps msw an optional peer, keeps `mswHandlers` synchronous, and builds the handlers with the very msw copy
+ * the test's `setupServer` uses (msw checks handlers by class).
+ */
+export interface MswHttpLike<H> {
+  all(path: string, resolver: (info: { request: Request }) => Promise<Response>): H;
+}
+
+/** The RFC 6749 §5.1 token answer that `issueTokens` returns. */
+export interface IssuedTokens {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+}
+
+/**
+ * A running fake of the Post Scheduling Service. See {@link createFakeService}.
+ *
+ * @example
+ * const fake = createFakeService({ apps: [app] });
+ * const { url } = await fake.listen();          // http://127.0.0.1:<port>
+ * // ... drive your code against `url` ...
+ * await fake.clock.advance(60_000);             // publishes posts due within the minute
+ * expect(fake.deliveries.map((d) => d.event)).toContain('post.published');
+ * await fake.close();
+ */
+export interface FakeService {
+  /** The base URL (and RFC 9207 issuer). After `listen()`, the loopback URL. */
+  readonly baseUrl: string;
+  /** Answers one request, like a `fetch` handler (Bun.serve, Deno.serve, workers, msw). */
+  handler(request: Request): Promise<Response>;
+  /** msw handlers for every request under the base URL: `setupServer(...fake.mswHandlers(http))`. */
+  mswHandlers<H>(http: MswHttpLike<H>): H[];
+  /** Serves the fake on 127.0.0.1 (Node only); `port` 0 (default) picks a free one. */
+  listen(port?: number): Promise<ListeningFakeService>;
+  /** The fake's clock: token expiry, publication and webhook retries follow it. */
+  readonly clock: FakeClock;
+  /** Every webhook delivery attempt so far, in the order they finished. */
+  readonly deliveries: readonly WebhookDelivery[];
+  /** Fault injection (429, 5xx, hang, reset, latency). */
+  readonly faults: FakeFaults;
+  /** Counters: token requests by grant type, posts created, requests per route. */
+  readonly stats: FakeStats;
+  /** Registers an app; returns its credentials (generated when omitted). */
+  registerApp(input: AppInput): RegisteredApp;
+  /** Adds a connected account. */
+  seedAccount(input?: AccountInput): Account;
+  /** Makes posts targeting `accountId` end `failed` (or, with `false`, publish normally again). */
+  failPublicationFor(accountId: string, fail?: boolean): void;
+  /** Registers a webhook endpoint; returns it with its secret (generated when omitted). */
+  registerWebhookEndpoint(input: WebhookEndpointInput): WebhookEndpoint;
+  /** Sets what the simulated user answers on the consent screen. */
+  setConsent(consent: 'approve' | 'deny'): void;
+  /** Issues tokens directly, skipping the browser step (for tests of resources). Default: every scope. */
+  issueTokens(input?: { clientId?: string; scopes?: string[] }): IssuedTokens;
+  /** A post as the fake holds it, or `undefined`. */
+  getPost(id: string): Post | undefined;
+  /** An upload as the fake holds it (metadata and the kept prefix), or `undefined`. */
+  getMedia(id: string): StoredMedia | undefined;
+  /** Waits for webhook attempts in flight (retries come with `clock.advance`). */
+  flushWebhooks(): Promise<void>;
+  /** Stops timers, releases hanging requests, aborts deliveries, closes every `listen()` server. */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates an in-memory fake of the Post Scheduling Service, strict enough to catch a client that gets the
+ * protocol wrong (OAuth with PKCE S256, bearer scopes, wire-format errors, signed webhooks).
+ *
+ * @example
+ * import { setupServer } from 'msw/node';
+ * import { http } from 'msw';
+ * import { createFakeService } from '@postsched/sdk/testing';
+ *
+ * const fake = createFakeService({ baseUrl: 'https://api.postsched.test' });
+ * const server = setupServer(...fake.mswHandlers(http));
+ * server.listen();
+ * const { access_token } = fake.issueTokens({ scopes: ['posts:write'] });
+ */
+export function createFakeService(options: FakeServiceOptions = {}): FakeService {
+  const state = new State();
+  state.consent = options.consent ?? 'approve';
+  const base = new URL(options.baseUrl ?? 'https://api.postsched.test');
+  const basePath = base.pathname.replace(/\/+$/, '');
+  let baseUrl = `${base.origin}${basePath}`;
+  const dispatcher: WebhookDispatcher = new WebhookDispatcher(state, (): Scheduler => clock, options.webhooks);
+  const clockOptions = typeof options.clock === 'string' ? { mode: options.clock } : (options.clock ?? {});
+  const clock: Scheduler = new Scheduler(clockOptions, () => dispatcher.flush());
+  const faults = new FaultInjector();
+  const servers = new Set<ListeningFakeService>();
+  const stats: FakeStats = { tokenRequests: { authorization_code: 0, refresh_token: 0, other: 0 }, postsCreated: 0, requests: {} };
+  const ctx: Context = {
+    state,
+    clock,
+    stats,
+    issuer: () => baseUrl,
+    emit: (event, post) => dispatcher.emit(event, post),
+    accessTokenTtlMs: (options.accessTokenTtlSeconds ?? 3600) * 1000,
+    codeTtlMs: (options.codeTtlSeconds ?? 60) * 1000,
+    refreshTokenReuse: options.refreshTokenReuse ?? 'reject',
+    media: { keepBytes: options.media?.keepBytes ?? 64 * 1024, ...pick(options.media?.onChunk) },
+  };
+
+  async function handler(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const method = request.method.toUpperCase();
+    const under = url.pathname === basePath || url.pathname.startsWith(`${basePath}/`);
+    const path = under ? url.pathname.slice(basePath.length) || '/' : url.pathname;
+    const match = matchRoute(under ? ROUTES : [], method, path);
+    const counter = `${method} ${match.template}`;
+    stats.requests[counter] = (stats.requests[counter] ?? 0) + 1;
+    let response: Response;
+    try {
+      response =
+        (await faults.apply(method, match.template, path, request.signal)) ??
+        (match.route !== undefined
+          ? await match.route.handle(ctx, request, match.params, url)
+          : match.allowed.length > 0
+            ? apiError(405, 'method_not_allowed', `${method} is not allowed here; use ${match.allowed.join(', ')}.`, {
+                headers: { allow: match.allowed.join(', ') },
+              })
+            : apiError(404, 'not_found', `No route ${method} ${path.slice(0, 200)}.`));
+    } catch (error) {
+      if (error instanceof ConnectionResetFault || isAbort(error)) throw error;
+      if (!(error instanceof HttpError)) throw error;
+      response = error.response;
+    }
+    // Copy into a fresh Response so the headers are mutable whatever built the answer.
+    const headers = new Headers(response.headers);
+    headers.set('x-request-id', randomId('req'));
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  }
+
+  const fake: FakeService = {
+    get baseUrl() {
+      return baseUrl;
+    },
+    handler,
+    mswHandlers<H>(http: MswHttpLike<H>): H[] {
+      return [
+        http.all(`${base.origin}${basePath}/*`, async ({ request }) => {
+          try {
+            return await handler(request);
+          } catch (error) {
+            // Response.error() is how msw makes the client's fetch reject as on a dropped connection.
+            if (error instanceof ConnectionResetFault) return Response.error();
+            throw error;
+          }
+        }),
+      ];
+    },
+    async listen(port = 0) {
+      const { listenOnLoopback } = await import('./listen.js');
+      const server = await listenOnLoopback(handler, port, basePath);
+      servers.add(server);
+      baseUrl = server.url; // the issuer is the URL clients actually use (RFC 9207 §2)
+      return server;
+    },
+    clock,
+    get deliveries() {
+      return dispatcher.deliveries;
+    },
+    faults,
+    stats,
+    registerApp(input) {
+      for (const uri of input.redirectUris) {
+        if (!URL.canParse(uri)) throw new TypeError('registerApp: every redirect URI must be an absolute URL');
+      }
+      const app = {
+        clientId: input.clientId ?? randomId('client'),
+        clientSecret: input.clientSecret ?? randomId('secret', 24),
+        redirectUris: [...input.redirectUris],
+      };
+      state.apps.set(app.clientId, app);
+      return { ...app, redirectUris: [...app.redirectUris] };
+    },
+    seedAccount(input = {}) {
+      const account = { id: input.id ?? randomId('acc'), platform: input.platform ?? 'x', name: input.name ?? 'Test account' };
+      state.accounts.set(account.id, account);
+      if (input.failPublication === true) state.failingAccounts.add(account.id);
+      return { ...account };
+    },
+    failPublicationFor(accountId, fail = true) {
+      if (fail) state.failingAccounts.add(accountId);
+      else state.failingAccounts.delete(accountId);
+    },
+    registerWebhookEndpoint(input) {
+      if (!URL.canParse(input.url)) throw new TypeError('registerWebhookEndpoint: url must be an absolute URL');
+      const events = input.events ?? [...WEBHOOK_EVENT_TYPES];
+      const unknown = events.find((e) => !WEBHOOK_EVENT_TYPES.includes(e));
+      if (unknown !== undefined) throw new TypeError(`registerWebhookEndpoint: unknown event type ${unknown}`);
+      const endpoint = { id: randomId('we'), url: input.url, secret: input.secret ?? randomId('whsec', 24), events: [...events] };
+      state.endpoints.set(endpoint.id, endpoint);
+      return { ...endpoint, events: [...endpoint.events] };
+    },
+    setConsent(consent) {
+      state.consent = consent;
+    },
+    issueTokens(input = {}) {
+      const clientId = input.clientId ?? 'fake_direct_client';
+      const scopes = input.scopes ?? ['accounts:read', 'posts:read', 'posts:write', 'media:write', 'analytics:read'];
+      const grant = { id: randomId('grant'), clientId, scopes: [...scopes], revoked: false };
+      return mintTokens(ctx, grant, grant.scopes) as IssuedTokens;
+    },
+    getPost: (id) => state.posts.get(id),
+    getMedia: (id) => state.media.get(id),
+    flushWebhooks: () => dispatcher.flush(),
+    async close() {
+      clock.close();
+      faults.close();
+      dispatcher.close();
+      await Promise.all([...servers].map((s) => s.close()));
+      await dispatcher.flush();
+    },
+  };
+
+  for (const app of options.apps ?? []) fake.registerApp(app);
+  for (const account of options.accounts ?? DEMO_ACCOUNTS) fake.seedAccount(account);
+  for (const endpoint of options.webhookEndpoints ?? []) fake.registerWebhookEndpoint(endpoint);
+  return fake;
+}
+
+function pick<T>(onChunk: T | undefined): { onChunk?: T } {
+  return onChunk === undefined ? {} : { onChunk };
+}
+
+function isAbort(error: unknown): boolean {
+  return error instanceof Error && error.name === 'AbortError';
+}

@@ -1,0 +1,70 @@
+/** Shared test fixtures: the base URL, a counting token provider, wire objects. */
+import type { AccessTokenProvider } from '@postsched/sdk';
+
+export const BASE = 'https://api.postsched.test/v1';
+
+/** A token provider that counts calls; `forceRefresh` hands out the next token of the list. */
+export class FakeTokenProvider implements AccessTokenProvider {
+  getCalls = 0;
+  refreshCalls: string[] = [];
+  #tokens: string[];
+
+  constructor(...tokens: string[]) {
+    this.#tokens = tokens.length === 0 ? ['tok_1', 'tok_2'] : tokens;
+  }
+
+  get current(): string {
+    return this.#tokens[0]!;
+  }
+
+  async getAccessToken(): Promise<string> {
+    this.getCalls++;
+    return this.current;
+  }
+
+  async forceRefresh(rejected: string): Promise<string> {
+    this.refreshCalls.push(rejected);
+    if (this.#tokens.length > 1 && rejected === this.#tokens[0]) this.#tokens.shift();
+    return this.current;
+  }
+}
+
+export function wirePost(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id: 'post_1',
+    account_ids: ['acc_1'],
+    publish_at: '2030-01-01T09:00:00.000Z',
+    status: 'scheduled',
+    text: 'Hello',
+    created_at: '2029-12-01T00:00:00.000Z',
+    ...overrides,
+  };
+}
+
+export const JSON_HEADERS = { 'content-type': 'application/json', 'x-request-id': 'req_test' };
+
+/** Lets in-process I/O and promise jobs run without moving fake time (setImmediate is left real). */
+export async function flushIO(rounds = 20): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/** Settles a promise while advancing fake time in steps; returns the value or the error. */
+export async function settle<T>(
+  promise: Promise<T>,
+  advance: (ms: number) => Promise<unknown>,
+  stepMs = 500,
+  maxSteps = 200,
+): Promise<{ value?: T; error?: unknown }> {
+  let outcome: { value?: T; error?: unknown } | undefined;
+  promise.then(
+    (value) => (outcome = { value }),
+    (error: unknown) => (outcome = { error }),
+  );
+  for (let step = 0; step < maxSteps && outcome === undefined; step++) {
+    await flushIO(2);
+    if (outcome === undefined) await advance(stepMs);
+  }
+  await flushIO(2);
+  if (outcome === undefined) throw new Error('promise did not settle');
+  return outcome;
+}

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { OAuthError, ReauthorizationRequiredError } from '@postsched/sdk';
+import { CLIENT_ID, CLIENT_SECRET, MARK, caught, expectNoSecretsInCollectedErrors, makeClient, tokenBody, useTokenEndpoint } from './helpers.js';
+
+const endpoint = useTokenEndpoint();
+
+describe('OAuthClient.refresh', () => {
+  const previous = {
+    accessToken: `at_${MARK}_old`,
+    refreshToken: `rt_${MARK}_old`,
+    expiresAt: 0,
+    scopes: ['analytics:read'],
+    tokenType: 'bearer' as const,
+  };
+
+  it('posts grant_type=refresh_token with client_id, client_secret and the refresh token', async () => {
+    endpoint.answerJson(tokenBody(2));
+    await makeClient().refresh(`rt_${MARK}_old`);
+    expect(Object.fromEntries(endpoint.tokenRequests[0]!)).toEqual({
+      grant_type: 'refresh_token',
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET,
+      refresh_token: `rt_${MARK}_old`,
+    });
+  });
+
+  it('keeps the old refresh token when the answer has none', async () => {
+    const { refresh_token: _, ...body } = tokenBody(2);
+    endpoint.answerJson(body);
+    expect((await makeClient().refresh(`rt_${MARK}_old`)).refreshToken).toBe(`rt_${MARK}_old`);
+    expect((await makeClient().refresh(previous)).refreshToken).toBe(`rt_${MARK}_old`);
+  });
+
+  it('takes the rotated refresh token when the answer has one', async () => {
+    endpoint.answerJson(tokenBody(2));
+    expect(await makeClient().refresh(previous)).toMatchObject({ accessToken: `at_${MARK}_2`, refreshToken: `rt_${MARK}_2` });
+  });
+
+  it("keeps the previous TokenSet's scopes when the answer has no scope", async () => {
+    const { scope: _, ...body } = tokenBody(2);
+    endpoint.answerJson(body);
+    expect((await makeClient().refresh(previous)).scopes).toEqual(['analytics:read']);
+    expect((await makeClient().refresh(`rt_${MARK}_old`)).scopes).toEqual([]);
+  });
+
+  it('raises ReauthorizationRequiredError on invalid_grant', async () => {
+    endpoint.answerJson({ error: 'invalid_grant', error_description: 'refresh token revoked' }, 400);
+    const error = await caught(makeClient().refresh(previous));
+    expect(error).toBeInstanceOf(ReauthorizationRequiredError);
+    expect(error).toBeInstanceOf(OAuthError);
+    expect(error).toMatchObject({ reason: 'invalid_grant', error: 'invalid_grant', error_description: 'refresh token revoked', status: 400 });
+  });
+
+  it('raises a plain OAuthError for other refresh errors', async () => {
+    endpoint.answerJson({ error: 'invalid_client' }, 401);
+    const error = await caught(makeClient().refresh(previous));
+    expect(error).not.toBeInstanceOf(ReauthorizationRequiredError);
+    expect(error).toMatchObject({ error: 'invalid_client' });
+  });
+
+  it('rejects a TokenSet without a refresh token before any request', async () => {
+    const { refreshToken: _, ...noRefresh } = previous;
+    const error = await caught(makeClient().refresh(noRefresh));
+    expect(error.name).toBe('ValidationError');
+    expect(endpoint.tokenRequests).toHaveLength(0);
+  });
+});
+
+describe('secrets', () => {
+  it('shows no client secret or token in any error thrown by these tests', () => {
+    expectNoSecretsInCollectedErrors(3);
+  });
+});
