@@ -3,6 +3,7 @@
  * resources on it.
  */
 import { ValidationError } from './errors.js';
+import { checkBaseUrl } from './base-url.js';
 import { toTokenSource, type Auth } from './http/auth.js';
 import type { Logger } from './http/logger.js';
 import { Pipeline } from './http/request.js';
@@ -69,7 +70,8 @@ export class PostSched {
     if (typeof options !== 'object' || options === null) {
       throw new ValidationError('new PostSched() needs an options object: { baseUrl, auth }.', []);
     }
-    this.#baseUrl = checkBaseUrl(options.baseUrl);
+    // https only (bearer tokens travel with every request), loopback http for development and tests.
+    this.#baseUrl = checkBaseUrl(options.baseUrl).href;
     const pipeline = new Pipeline({
       baseUrl: this.#baseUrl,
       tokens: toTokenSource(options.auth),
@@ -95,25 +97,6 @@ export class PostSched {
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return `PostSched { baseUrl: '${this.#baseUrl}' }`;
   }
-}
-
-function checkBaseUrl(value: unknown): string {
-  let url: URL;
-  try {
-    url = new URL(String(value));
-  } catch {
-    throw new ValidationError('`baseUrl` must be an absolute URL such as "https://api.example.com/v1".', ['baseUrl']);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new ValidationError('`baseUrl` must be an http(s) URL.', ['baseUrl']);
-  }
-  if (url.username !== '' || url.password !== '') {
-    throw new ValidationError('`baseUrl` must not hold credentials: pass them as `auth`.', ['baseUrl']);
-  }
-  if (url.search !== '' || url.hash !== '') {
-    throw new ValidationError('`baseUrl` must not have a query or a fragment.', ['baseUrl']);
-  }
-  return url.href;
 }
 
 function checkNumber(value: number | undefined, name: string, fallback: number, min: number, max: number): number {

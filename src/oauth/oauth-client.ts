@@ -4,7 +4,7 @@
  */
 import * as oauth from 'oauth4webapi';
 import { ValidationError } from '../errors.js';
-import { checkBaseUrl } from './base-url.js';
+import { checkBaseUrl } from '../base-url.js';
 import { OAuthCallbackError } from './errors.js';
 import { INSPECT } from './inspect.js';
 import { mapCallbackError, mapRequestError, mapResponseError, type Grant } from './map-error.js';

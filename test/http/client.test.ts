@@ -7,6 +7,7 @@ describe('new PostSched()', () => {
     [{ baseUrl: 'not a url', auth: 't' }, ['baseUrl']],
     [{ baseUrl: 'ftp://x.test', auth: 't' }, ['baseUrl']],
     [{ baseUrl: 'https://user:pw@x.test', auth: 't' }, ['baseUrl']],
+    [{ baseUrl: 'http://api.x.test', auth: 't' }, ['baseUrl']],
     [{ baseUrl: 'https://x.test', auth: 't', timeoutMs: 0 }, ['timeoutMs']],
     [{ baseUrl: 'https://x.test', auth: 't', maxRetries: -1 }, ['maxRetries']],
     [{ baseUrl: 'https://x.test', auth: 't', maxRetryAfterMs: 1.5 }, ['maxRetryAfterMs']],
@@ -19,6 +20,13 @@ describe('new PostSched()', () => {
     }
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).path).toEqual(path);
+  });
+
+  it('sends bearer tokens over plain http only to loopback hosts', () => {
+    for (const baseUrl of ['http://localhost:8080', 'http://127.0.0.1:9/v1', 'http://[::1]:3000']) {
+      expect(() => new PostSched({ baseUrl, auth: 't' })).not.toThrow();
+    }
+    expect(() => new PostSched({ baseUrl: 'http://api.x.test', auth: 't' })).toThrow(/must use https/);
   });
 
   it('shows only its base URL in inspect and JSON, never the auth it holds', () => {

@@ -1,7 +1,8 @@
 /**
- * Checks the service's base URL once, at construction: HTTPS only, except loopback for development and tests.
+ * Checks the service's base URL once, at construction (OAuthClient and PostSched): HTTPS only, except loopback
+ * for development and tests.
  */
-import { ValidationError } from '../errors.js';
+import { ValidationError } from './errors.js';
 
 /** Hosts that may use plain `http:`: traffic to them never leaves the machine. */
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);

@@ -1,0 +1,110 @@
+/** Webhook event types (service spec §6) and the check that turns parsed JSON into one. */
+import { reject } from './errors.js';
+
+/**
+ * `data` of every post event: the post id and its target accounts. Other fields the service sends are kept
+ * (assumptions.md "Webhook data of events other than post.published").
+ */
+export interface WebhookPostData {
+  /** Post identifier. */
+  id: string;
+  /** Identifiers of the accounts the post targets. */
+  account_ids: string[];
+  [field: string]: unknown;
+}
+
+/** `data` of `post.published`: also when it went out. */
+export interface PostPublishedData extends WebhookPostData {
+  /** ISO 8601 UTC timestamp of publication. */
+  published_at: string;
+}
+
+interface PostEvent<Name extends string, Data> {
+  event: Name;
+  /** ISO 8601 UTC timestamp of the event. */
+  created_at: string;
+  data: Data;
+}
+
+/** A post was queued for future publication. */
+export type PostScheduledEvent = PostEvent<'post.scheduled', WebhookPostData>;
+/** A post was delivered to at least one platform. */
+export type PostPublishedEvent = PostEvent<'post.published', PostPublishedData>;
+/** Delivery failed on one or more platforms. */
+export type PostFailedEvent = PostEvent<'post.failed', WebhookPostData>;
+/** A scheduled post was cancelled. */
+export type PostDeletedEvent = PostEvent<'post.deleted', WebhookPostData>;
+
+/** The events this SDK knows. */
+export type KnownWebhookEvent = PostScheduledEvent | PostPublishedEvent | PostFailedEvent | PostDeletedEvent;
+
+/** Names of the events this SDK knows. */
+export type WebhookEventType = KnownWebhookEvent['event'];
+
+/**
+ * A correctly signed event whose name this SDK version does not know (the service added one). Its `event` is
+ * `'unknown'` so that `switch (event.event)` still narrows every known case; the name sent is in
+ * `originalEvent`, and every field of the body is kept.
+ */
+export interface UnknownWebhookEvent {
+  event: 'unknown';
+  /** The event name as the service sent it. */
+  originalEvent: string;
+  created_at: string;
+  data: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+/**
+ * What `verifyWebhook` returns: a union discriminated on `event`.
+ *
+ * @example
+ * switch (event.event) {
+ *   case 'post.published': console.log(event.data.id, event.data.published_at); break
+ *   case 'post.failed': alertOwner(event.data.account_ids); break
+ *   case 'unknown': console.warn('new event type', event.originalEvent); break
+ * }
+ */
+export type WebhookEvent = KnownWebhookEvent | UnknownWebhookEvent;
+
+/**
+ * The event names this SDK knows.
+ *
+ * @example
+ * WEBHOOK_EVENT_TYPES.includes('post.failed') // true
+ */
+export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
+  'post.scheduled',
+  'post.published',
+  'post.failed',
+  'post.deleted',
+];
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function invalid(problem: string): never {
+  return reject('invalid_event', `Signed body is not an event: ${problem}`);
+}
+
+/** Checks the envelope (and the known fields of known events); returns the parsed body itself. */
+export function toWebhookEvent(body: unknown): WebhookEvent {
+  if (!isObject(body)) invalid('not an object');
+  const { event, created_at: createdAt, data } = body;
+  if (typeof event !== 'string' || event === '') invalid('bad event');
+  if (typeof createdAt !== 'string') invalid('bad created_at');
+  if (!isObject(data)) invalid('bad data');
+  if (!(WEBHOOK_EVENT_TYPES as readonly string[]).includes(event)) {
+    return { ...body, event: 'unknown', originalEvent: event } as UnknownWebhookEvent;
+  }
+  if (typeof data.id !== 'string') invalid('bad data.id');
+  const accounts = data.account_ids;
+  if (!Array.isArray(accounts) || !accounts.every((id) => typeof id === 'string')) {
+    invalid('bad data.account_ids');
+  }
+  if (event === 'post.published' && typeof data.published_at !== 'string') {
+    invalid('bad data.published_at');
+  }
+  return body as unknown as KnownWebhookEvent;
+}

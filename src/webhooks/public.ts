@@ -1,0 +1,20 @@
+/** Everything both webhook entries export besides the three functions, so the two stay identical. */
+export type { WebhookBody } from './body.js';
+export { DEFAULT_WEBHOOK_TOLERANCE_SECONDS, WEBHOOK_SIGNATURE_HEADER } from './constants.js';
+export { WebhookVerificationError, type WebhookVerificationReason } from './errors.js';
+export {
+  WEBHOOK_EVENT_TYPES,
+  type KnownWebhookEvent,
+  type PostDeletedEvent,
+  type PostFailedEvent,
+  type PostPublishedData,
+  type PostPublishedEvent,
+  type PostScheduledEvent,
+  type UnknownWebhookEvent,
+  type WebhookEvent,
+  type WebhookEventType,
+  type WebhookPostData,
+} from './event.js';
+export type { HeadersGetter, HeadersRecord, WebhookSignature } from './headers.js';
+export type { WebhookSecret } from './secret.js';
+export type { SignWebhookOptions, VerifyWebhookClockOptions, VerifyWebhookOptions } from './verify.js';

@@ -1,0 +1,68 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import * as main from '@postsched/sdk';
+import * as resolved from '@postsched/sdk/webhooks';
+import * as web from '../../src/webhooks/index.js';
+import * as node from '../../src/webhooks/node.js';
+import { ERROR_ID } from '../../src/base-error.js';
+import { NOW, SECRET, T, header, hmacHex, publishedBody, thrown } from './backends.js';
+
+describe('webhook entry points', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('export exactly the same API from the Web Crypto and the node:crypto entry', () => {
+    expect(Object.keys(web).sort()).toEqual(Object.keys(node).sort());
+    expect(Object.keys(web).sort()).toEqual([
+      'DEFAULT_WEBHOOK_TOLERANCE_SECONDS',
+      'WEBHOOK_EVENT_TYPES',
+      'WEBHOOK_SIGNATURE_HEADER',
+      'WebhookVerificationError',
+      'signWebhook',
+      'verifyWebhook',
+      'verifyWebhookRequest',
+    ]);
+    // One error class, so `instanceof` works whichever entry threw.
+    expect(web.WebhookVerificationError).toBe(node.WebhookVerificationError);
+  });
+
+  it('are reachable as @postsched/sdk/webhooks and from the main entry', () => {
+    expect(resolved.verifyWebhook).toBe(node.verifyWebhook); // Node resolves the node:crypto entry
+    expect(main.verifyWebhook).toBe(node.verifyWebhook);
+    expect(main.WebhookVerificationError).toBe(web.WebhookVerificationError);
+  });
+
+  it('recognizes a WebhookVerificationError thrown by another copy of the SDK', () => {
+    class ForeignBase extends Error {
+      static readonly [ERROR_ID]: string = 'PostSchedError';
+    }
+    class ForeignWebhookError extends ForeignBase {
+      static override readonly [ERROR_ID]: string = 'WebhookVerificationError';
+    }
+    expect(new ForeignWebhookError('x')).toBeInstanceOf(web.WebhookVerificationError);
+    expect(new ForeignBase('x')).not.toBeInstanceOf(web.WebhookVerificationError);
+  });
+
+  it('imports the Web Crypto key once per secret, not once per delivery', async () => {
+    const importKey = vi.spyOn(crypto.subtle, 'importKey');
+    const secret = `${SECRET}_cache`;
+    for (let i = 0; i < 5; i++) {
+      await web.verifyWebhook({ body: publishedBody, signature: header(secret, T, publishedBody), secret, now: NOW });
+    }
+    expect(importKey).toHaveBeenCalledTimes(1);
+  });
+
+  it('keeps the key cache bounded when secrets keep changing', async () => {
+    const importKey = vi.spyOn(crypto.subtle, 'importKey');
+    const secrets = Array.from({ length: 40 }, (_, i) => `whsec_${i}`);
+    for (const secret of [...secrets, secrets[0]!]) await web.signWebhook({ body: '', secret, timestamp: T });
+    // The first secret was evicted by the 39 after it, so it is imported again: the cache did not grow to 40.
+    expect(importKey).toHaveBeenCalledTimes(41);
+  });
+
+  it('computes no HMAC for a header of 1,000 v1 entries', async () => {
+    const sign = vi.spyOn(crypto.subtle, 'sign');
+    const signature = `t=${T},v1=${hmacHex(SECRET, T, publishedBody)}` + `,v1=${'0'.repeat(64)}`.repeat(999);
+    const error = await thrown(() => web.verifyWebhook({ body: publishedBody, signature, secret: SECRET, now: NOW }));
+    expect(error.reason).toBe('malformed_signature');
+    expect(sign).not.toHaveBeenCalled();
+  });
+});
