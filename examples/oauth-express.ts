@@ -144,6 +144,7 @@ export function createApp(config: Config, options: AppOptions = {}): express.Exp
   };
 
   const app = express();
+  app.disable('x-powered-by');
 
   app.get('/', (req, res) => {
     const session = sessions.get(req, res);
