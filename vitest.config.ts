@@ -15,6 +15,7 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    reporters: ['default', './test/support/summary-reporter.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

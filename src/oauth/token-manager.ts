@@ -232,11 +232,13 @@ export class TokenManager implements AccessTokenProvider {
     return tokens.accessToken !== forcing && this.#isFresh(tokens);
   }
 
-  /** Calls the user's store or callback; their errors are wrapped, never attached (they may hold the tokens). */
+  /** Calls the store or callback; foreign errors are wrapped, never attached (they may hold the tokens). */
   async #call<T>(operation: TokenStoreOperation, fn: () => Promise<T>, involved?: TokenSet): Promise<T> {
     try {
       return await fn();
     } catch (error) {
+      // The SDK's own errors (RedisTokenStore's TokenStoreUnavailableError, …) are typed and secret-free: keep them.
+      if (error instanceof PostSchedError) throw error;
       const known = [involved, this.#cached, this.#unsaved].flatMap((t) => (t === undefined ? [] : [t.accessToken, t.refreshToken ?? '']));
       throw new TokenStoreError(operation, error, known);
     }

@@ -1,1 +1,16 @@
-export {};
+/**
+ * `@postsched/sdk/redis`: a token store shared by many processes through Redis. Node-only entry
+ * (`node:async_hooks`); ioredis and node-redis are optional peer dependencies, typed structurally and never
+ * imported, so neither lands in any bundle.
+ */
+export { RedisTokenStore, type RedisTokenStoreOptions } from './redis-token-store.js';
+export type { IORedisClientLike, NodeRedisClientLike, RedisClientLike } from './redis-connection.js';
+export {
+  LockLostError,
+  LockTimeoutError,
+  RedisTokenStoreError,
+  StoredTokensUnreadableError,
+  TokenStoreUnavailableError,
+  type RedisTokenStoreOperation,
+  type StoredTokensProblem,
+} from './errors.js';

@@ -3,6 +3,7 @@
  * usable in-process (msw, or any fetch handler) or on a real port of 127.0.0.1.
  *
  * msw is an optional peer: nothing here imports it; `mswHandlers(http)` takes msw's `http` from your test.
+ * Nothing here imports `node:` modules either, except `listen()`, which loads `node:http` lazily.
  */
 export { createFakeService } from './fake-service/create.js';
 export type { FakeService, IssuedTokens, MswHttpLike } from './fake-service/create.js';
@@ -22,3 +23,14 @@ export type {
   WebhookEventType,
 } from './fake-service/state.js';
 export type { WebhookDelivery, WebhookDeliveryOptions } from './fake-service/webhooks-delivery.js';
+/** Signs a body as the service does (Web Crypto backend, so this entry runs in every runtime). */
+export { signWebhook } from '../webhooks/index.js';
+export type { SignWebhookOptions } from '../webhooks/verify.js';
+export {
+  signedWebhookDelivery,
+  webhookFixture,
+  webhookFixtures,
+  type SignedWebhookDelivery,
+  type WebhookFixtureOverrides,
+  type WebhookFixtures,
+} from './webhook-fixtures.js';

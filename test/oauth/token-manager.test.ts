@@ -1,7 +1,9 @@
 import { HttpResponse } from 'msw';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
+  ERROR_ID,
   MemoryTokenStore,
+  PostSchedError,
   OAuthResponseError,
   ReauthorizationRequiredError,
   TokenManager,
@@ -260,6 +262,19 @@ describe('TokenManager with a shared store', () => {
     expect(await manager.getAccessToken()).toBe(`at_${MARK}_2`);
     expect(store.tokens?.refreshToken).toBe(`rt_${MARK}_2`);
     expect(endpoint.tokenRequests).toHaveLength(1); // the rotated refresh token was not lost
+  });
+
+  it("passes the store's own typed SDK errors through, so a user can catch them by class", async () => {
+    class StoreUnavailable extends PostSchedError {
+      static override readonly [ERROR_ID]: string = 'StoreUnavailable';
+    }
+    const store = new CountingStore(expired());
+    store.get = async () => {
+      throw new StoreUnavailable('Redis did not answer within 3000 ms');
+    };
+    const error = await caught(new TokenManager({ oauth: makeClient(), store }).getAccessToken());
+    expect(error).toBeInstanceOf(StoreUnavailable);
+    expect(error.message).toBe('Redis did not answer within 3000 ms');
   });
 });
 

@@ -1,0 +1,234 @@
+/**
+ * The whole flow of an app using @postsched/sdk, start to finish: `npm run demo`.
+ *
+ * By default it starts the bundled fake of the service and a webhook receiver, both on 127.0.0.1, and walks
+ * through: authorize (PKCE) → code exchange → accounts → media upload with progress → schedule a post a few
+ * seconds ahead → the signed `post.scheduled` and `post.published` webhooks, verified → analytics → an
+ * access token that expires on the service, refreshed automatically on the next call.
+ *
+ * Against a real service instead, set POSTSCHED_BASE_URL, POSTSCHED_CLIENT_ID, POSTSCHED_CLIENT_SECRET and
+ * POSTSCHED_REDIRECT_URI: the demo prints the authorize URL, asks for the URL your browser was sent back to,
+ * then schedules a post a day ahead and cancels it (nothing is published).
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline/promises';
+import {
+  OAuthClient,
+  PostSched,
+  TokenManager,
+  verifyWebhook,
+  WebhookVerificationError,
+  type Scope,
+  type TokenSet,
+  type WebhookEvent,
+} from '@postsched/sdk';
+import { createFakeService } from '@postsched/sdk/testing';
+
+const SCOPES: Scope[] = ['accounts:read', 'posts:read', 'posts:write', 'media:write', 'analytics:read'];
+const real = process.env['POSTSCHED_BASE_URL'] !== undefined;
+
+let stepNumber = 0;
+const step = (title: string) => console.log(`\n${++stepNumber}. ${title}`);
+const say = (line: string) => console.log(`   ${line}`);
+
+/** A small receiver that verifies each delivery on the raw bytes, answers 204 at once and queues the event. */
+function startWebhookReceiver(secret: string, now: () => number) {
+  const events: WebhookEvent[] = [];
+  const waiters: Array<() => void> = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', async () => {
+      try {
+        // The fake's clock may be moved ahead of the wall clock; a receiver normally leaves `now` out.
+        const event = await verifyWebhook({ body: Buffer.concat(chunks), signature: req.headers, secret, now: now() });
+        res.writeHead(204).end();
+        events.push(event);
+        for (const wake of waiters.splice(0)) wake();
+      } catch (error) {
+        res.writeHead(error instanceof WebhookVerificationError ? 400 : 500).end();
+        say(`! webhook rejected: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    });
+  });
+  const waitFor = async (name: string, postId: string, timeoutMs = 15_000): Promise<WebhookEvent> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = events.find((e) => e.event === name && e.data.id === postId);
+      if (found !== undefined) return found;
+      if (Date.now() > deadline) throw new Error(`no ${name} webhook for ${postId} within ${timeoutMs} ms`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 250);
+        waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  };
+  return { server, waitFor };
+}
+
+function listen(server: Server): Promise<string> {
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
+}
+
+/** A made-up 640 KB "image", so the progress bar has something to show. */
+function demoImage(): Uint8Array {
+  const bytes = new Uint8Array(640 * 1024);
+  bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]); // PNG signature
+  for (let i = 8; i < bytes.length; i++) bytes[i] = (i * 31) & 0xff;
+  return bytes;
+}
+
+function progressBar(loaded: number, total: number | undefined): string {
+  if (total === undefined) return `${(loaded / 1024).toFixed(0)} KB`;
+  const filled = Math.round((loaded / total) * 24);
+  return `[${'#'.repeat(filled)}${'.'.repeat(24 - filled)}] ${((loaded / total) * 100).toFixed(0).padStart(3)}%`;
+}
+
+async function main(): Promise<void> {
+  console.log(real ? 'Post Scheduling Service demo (real service)' : 'Post Scheduling Service demo (bundled fake service on 127.0.0.1)');
+
+  // --- The service: the fake, or the real one from the environment.
+  const webhookSecret = 'whsec_demo_' + crypto.randomUUID();
+  const fake = real ? undefined : createFakeService({ clock: 'real' });
+  const receiver = startWebhookReceiver(webhookSecret, () => fake?.clock.now() ?? Date.now());
+  let baseUrl: string;
+  let clientId: string;
+  let clientSecret: string;
+  let redirectUri: string;
+  let closeFake = async () => {};
+  if (fake === undefined) {
+    baseUrl = process.env['POSTSCHED_BASE_URL'] ?? '';
+    clientId = process.env['POSTSCHED_CLIENT_ID'] ?? '';
+    clientSecret = process.env['POSTSCHED_CLIENT_SECRET'] ?? '';
+    redirectUri = process.env['POSTSCHED_REDIRECT_URI'] ?? '';
+  } else {
+    const receiverUrl = await listen(receiver.server);
+    const listening = await fake.listen();
+    closeFake = () => listening.close();
+    baseUrl = listening.url;
+    clientId = 'demo_app';
+    clientSecret = 'demo_secret_' + crypto.randomUUID();
+    redirectUri = 'http://127.0.0.1:3000/oauth/callback';
+    fake.registerApp({ clientId, clientSecret, redirectUris: [redirectUri] });
+    fake.registerWebhookEndpoint({ url: `${receiverUrl}/webhooks`, secret: webhookSecret });
+    say(`fake service on ${baseUrl}, webhook receiver on ${receiverUrl}/webhooks`);
+  }
+
+  try {
+    // --- 1. Authorize: the URL the user's browser is sent to.
+    const oauth = new OAuthClient({ baseUrl, clientId, clientSecret, redirectUri });
+    step('Build the authorize URL (PKCE S256, random state)');
+    const pending = await oauth.createAuthorizationUrl({ scopes: SCOPES });
+    say(pending.url.replace(/(state|code_challenge)=[^&]+/g, '$1=…'));
+
+    let callbackUrl: string;
+    if (fake !== undefined) {
+      step('The user approves (the fake consents automatically) and is sent back with a code');
+      const answer = await fetch(pending.url, { redirect: 'manual' });
+      callbackUrl = answer.headers.get('location') ?? '';
+      say(`${answer.status} → ${callbackUrl.replace(/code=[^&]+/, 'code=…').replace(/state=[^&]+/, 'state=…')}`);
+    } else {
+      step('Open the URL above, approve, then paste the URL your browser was sent back to');
+      const rl = createInterface({ input: process.stdin, output: process.stdout });
+      callbackUrl = await rl.question('   callback URL: ');
+      rl.close();
+    }
+
+    // --- 2. Exchange the code; keep the tokens where onTokens puts them (a database in a real app).
+    step('Exchange the code for tokens (state checked, code_verifier sent)');
+    let saved: TokenSet | undefined;
+    const manager = new TokenManager({
+      oauth,
+      onTokens: (tokens) => {
+        saved = tokens;
+        say(`tokens saved (access token valid until ${new Date(tokens.expiresAt).toISOString()})`);
+      },
+    });
+    const tokens = await oauth.exchangeCode(callbackUrl, pending);
+    await manager.setTokens(tokens);
+    saved = tokens;
+    say(`granted scopes: ${tokens.scopes.join(' ')}; expires in ${Math.round((tokens.expiresAt - Date.now()) / 60_000)} min`);
+
+    const client = new PostSched({ baseUrl, auth: manager });
+
+    // --- 3. Accounts.
+    step('List the connected accounts');
+    const accountIds: string[] = [];
+    for await (const account of client.accounts.list()) {
+      accountIds.push(account.id);
+      say(`${account.id.padEnd(20)} ${account.platform.padEnd(10)} ${account.name}`);
+    }
+    if (accountIds.length === 0) throw new Error('the user has no connected accounts to post to');
+
+    // --- 4. Upload, with a progress bar.
+    step('Upload an image to the media library (streamed)');
+    let lastLine = '';
+    const media = await client.media.upload(
+      { file: demoImage(), filename: 'launch.png', contentType: 'image/png' },
+      {
+        onProgress: ({ loaded, total }) => {
+          const line = progressBar(loaded, total);
+          if (line === lastLine) return;
+          // Redraw in place on a terminal; one line per step in a log.
+          process.stdout.write(process.stdout.isTTY ? `\r   ${line}` : `   ${line}\n`);
+          lastLine = line;
+        },
+      },
+    );
+    if (process.stdout.isTTY) process.stdout.write('\n');
+    say(`${media.id}: ${media.filename}, ${media.size} bytes, ${media.content_type}`);
+
+    // --- 5. Schedule a post a few seconds ahead (a day ahead on a real service, cancelled below).
+    step(real ? 'Schedule a post a day ahead' : 'Schedule a post 3 seconds ahead');
+    const publishAt = new Date(Date.now() + (real ? 86_400_000 : 3_000));
+    const post = await client.posts.create(
+      { account_ids: accountIds, publish_at: publishAt, text: 'Hello from the @postsched/sdk demo', media_ids: [media.id] },
+      { idempotencyKey: crypto.randomUUID() },
+    );
+    say(`${post.id} is ${post.status}, publishes at ${post.publish_at} to ${post.account_ids.join(', ')}`);
+
+    if (fake === undefined) {
+      step('Cancel it (this demo publishes nothing on a real service)');
+      const cancelled = await client.posts.delete(post.id);
+      say(`${cancelled.id} is ${cancelled.status}`);
+      console.log('\nDone.');
+      return;
+    }
+
+    // --- 6. Webhooks: signed by the service, verified by the receiver on the raw body.
+    step('Wait for the signed webhooks');
+    const scheduled = await receiver.waitFor('post.scheduled', post.id);
+    say(`✔ ${scheduled.event} verified (created_at ${scheduled.created_at})`);
+    const published = await receiver.waitFor('post.published', post.id);
+    if (published.event === 'post.published') say(`✔ ${published.event} verified (published_at ${published.data.published_at})`);
+
+    // --- 7. Analytics.
+    step('Read the post analytics');
+    const stats = await client.analytics.getPost(post.id);
+    say(`impressions ${stats.impressions}, likes ${stats.likes}, shares ${stats.shares}, clicks ${stats.clicks}`);
+
+    // --- 8. Token expiry: move the service's clock an hour ahead; the next call gets 401, refreshes once, retries.
+    step('An hour passes on the service: the access token expires');
+    const before = saved?.accessToken;
+    await fake.clock.advance(61 * 60 * 1000);
+    const again = await client.posts.get(post.id);
+    say(`posts.get(${again.id}) → ${again.status}: the SDK got 401, refreshed the token once and retried`);
+    say(`refresh requests: ${fake.stats.tokenRequests.refresh_token}; new access token saved: ${saved?.accessToken !== before}`);
+
+    console.log('\nDone: the whole flow ran against the fake service.');
+  } finally {
+    await closeFake();
+    await new Promise((resolve) => receiver.server.close(resolve));
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(`\nThe demo failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,136 @@
+/**
+ * Errors of `RedisTokenStore`. None of them carries a token, an encryption key or a lock owner token:
+ * the messages name the Redis key and the operation, never a value.
+ */
+import { ERROR_ID, PostSchedError } from '../base-error.js';
+
+/** What the store was doing when it failed. */
+export type RedisTokenStoreOperation = 'get' | 'set' | 'lock' | 'unlock';
+
+/**
+ * Base class of every error `RedisTokenStore` throws, so one `instanceof` check catches them all.
+ *
+ * @example
+ * catch (err) { if (err instanceof RedisTokenStoreError) console.error(err.name, err.key) }
+ */
+export class RedisTokenStoreError extends PostSchedError {
+  static override readonly [ERROR_ID]: string = 'RedisTokenStoreError';
+  /** The Redis key of the token set (a name chosen by the app, not a secret). */
+  readonly key: string;
+
+  constructor(key: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.key = key;
+  }
+}
+
+/**
+ * Redis did not answer in time (`commandTimeoutMs`), refused the connection, or answered with an error.
+ * Nothing was decided: retry later. `cause`, when present, is a plain `Error` holding only the client
+ * library's error name, code and message (never the library's error itself: ioredis attaches the command's
+ * arguments, which hold the tokens).
+ *
+ * @example
+ * catch (err) { if (err instanceof TokenStoreUnavailableError) return res.status(503).end() }
+ */
+export class TokenStoreUnavailableError extends RedisTokenStoreError {
+  static override readonly [ERROR_ID]: string = 'TokenStoreUnavailableError';
+  readonly operation: RedisTokenStoreOperation;
+  /** Set when the command was cut off by `commandTimeoutMs`. */
+  readonly timeoutMs: number | undefined;
+
+  constructor(
+    key: string,
+    operation: RedisTokenStoreOperation,
+    detail: { timeoutMs?: number; cause?: Error; message?: string },
+  ) {
+    const what =
+      detail.message ??
+      (detail.timeoutMs !== undefined
+        ? `Redis did not answer within ${detail.timeoutMs} ms`
+        : `Redis failed${detail.cause === undefined ? '' : ` (${detail.cause.message})`}`);
+    super(
+      key,
+      `Token store "${key}" is unavailable during ${operation}: ${what}. ` +
+        'Check that Redis is reachable; raise `commandTimeoutMs` if it is known to be slow.',
+      detail.cause === undefined ? undefined : { cause: detail.cause },
+    );
+    this.operation = operation;
+    this.timeoutMs = detail.timeoutMs;
+  }
+}
+
+/**
+ * Another process held the token lock for longer than `lockWaitMs`. Usually a holder that died without
+ * releasing it while `lockTtlMs` is longer than `lockWaitMs`; retry later.
+ */
+export class LockTimeoutError extends TokenStoreUnavailableError {
+  static override readonly [ERROR_ID]: string = 'LockTimeoutError';
+  readonly waitedMs: number;
+
+  constructor(key: string, waitedMs: number) {
+    super(key, 'lock', {
+      message:
+        `another process held the token lock for more than ${waitedMs} ms (\`lockWaitMs\`). ` +
+        'If a holder died, its lock expires after `lockTtlMs`; keep `lockWaitMs` longer than `lockTtlMs`',
+    });
+    this.waitedMs = waitedMs;
+  }
+}
+
+/**
+ * `set()` ran inside `lock()` after the lock had expired (`lockTtlMs`) and another process may already have
+ * stored newer tokens: the write was refused so it cannot overwrite them. Read the store again.
+ */
+export class LockLostError extends RedisTokenStoreError {
+  static override readonly [ERROR_ID]: string = 'LockLostError';
+
+  constructor(key: string) {
+    super(
+      key,
+      `The token lock of "${key}" expired before set() ran, so the tokens were not written (another process ` +
+        'may hold newer ones). Raise `lockTtlMs` above the longest token refresh.',
+    );
+  }
+}
+
+/** Why stored tokens could not be read. */
+export type StoredTokensProblem =
+  | 'wrong_key_or_tampered'
+  | 'missing_key'
+  | 'not_encrypted'
+  | 'unsupported_version'
+  | 'malformed';
+
+/**
+ * The value under the key is not a token set this store can read: encrypted with another key (or changed, or
+ * copied from another Redis key), encrypted while no `encryptionKey` was given, stored in clear while one
+ * was given, or not a token set at all. `problem` says which.
+ */
+export class StoredTokensUnreadableError extends RedisTokenStoreError {
+  static override readonly [ERROR_ID]: string = 'StoredTokensUnreadableError';
+  readonly problem: StoredTokensProblem;
+
+  constructor(key: string, problem: StoredTokensProblem, detail?: string) {
+    super(key, `The tokens stored under "${key}" cannot be read: ${describe(problem)}${detail ? ` (${detail})` : ''}.`);
+    this.problem = problem;
+  }
+}
+
+function describe(problem: StoredTokensProblem): string {
+  switch (problem) {
+    case 'wrong_key_or_tampered':
+      return 'decryption failed; the value was encrypted with another `encryptionKey`, changed, or copied from another key';
+    case 'missing_key':
+      return 'the value is encrypted; pass the `encryptionKey` it was written with';
+    case 'not_encrypted':
+      return (
+        'the value is stored in clear while an `encryptionKey` was given (written before encryption was turned ' +
+        'on?); read it with a store without `encryptionKey` and set() it through one with the key'
+      );
+    case 'unsupported_version':
+      return 'the value was written by a newer version of @postsched/sdk; upgrade this process';
+    case 'malformed':
+      return 'the value is not a token set written by RedisTokenStore';
+  }
+}

@@ -1,0 +1,240 @@
+/**
+ * `RedisTokenStore`: one user's tokens in Redis, shared by every process of a backend, with a lock so the
+ * whole fleet refreshes once. Node-only: the lock owner is tracked with `AsyncLocalStorage`
+ * (`node:async_hooks`, also in Deno and Bun); the encryption is Web Crypto.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { ValidationError } from '../errors.js';
+import type { TokenSet, TokenStore } from '../oauth/types.js';
+import { LockLostError, LockTimeoutError } from './errors.js';
+import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER } from './lock-scripts.js';
+import { RedisConnection, type RedisClientLike } from './redis-connection.js';
+import { TokenCipher } from './token-cipher.js';
+import { decodeTokens, encodeTokens } from './token-codec.js';
+
+/** Options of `new RedisTokenStore(...)`. */
+export interface RedisTokenStoreOptions {
+  /**
+   * A connected ioredis client (`new Redis(url)`) or node-redis client (`await createClient({ url }).connect()`),
+   * v4, v5 or v6. Neither package is imported by the SDK; pass the client you already have.
+   * With node-redis, listen to its `error` event, or a lost connection crashes the process (node-redis's rule).
+   */
+  redis: RedisClientLike;
+  /**
+   * The Redis key holding this user's tokens, e.g. `postsched:tokens:user_42`. The lock lives at `${key}:lock`.
+   * On Redis Cluster put a hash tag in it (`postsched:tokens:{user_42}`) so both keys share a slot.
+   */
+  key: string;
+  /**
+   * Expiry of the lock, in ms: how long a holder that died (SIGKILL, crash, lost network) blocks the others.
+   * A live holder extends its lock every `lockTtlMs / 3`, so a slow token refresh keeps it; one whose event
+   * loop stalls past this loses it, and its `set()` then fails with `LockLostError`. Default 10 000.
+   */
+  lockTtlMs?: number;
+  /**
+   * How long `lock()` waits for another holder before failing with `LockTimeoutError`, in ms. Keep it above
+   * the longest token refresh (OAuthClient's `timeoutMs`, 30 s by default) and above `lockTtlMs`, so a waiter
+   * outlasts both a slow holder and a dead one's lock. Default 45 000.
+   */
+  lockWaitMs?: number;
+  /**
+   * Time bound of each Redis command, in ms: when Redis is down or slow, the store fails with
+   * `TokenStoreUnavailableError` after this long instead of waiting for the client's reconnects. Default 3 000.
+   */
+  commandTimeoutMs?: number;
+  /**
+   * Encrypts the stored tokens with AES-256-GCM: 32 raw bytes (`Uint8Array`/`Buffer`) or their base64 text
+   * (`openssl rand -base64 32`). Recommended: a refresh token is a password, and Redis contents end up in
+   * backups and replicas. A value stored with another key (or in clear) then fails to read with
+   * `StoredTokensUnreadableError`.
+   */
+  encryptionKey?: Uint8Array | string;
+}
+
+interface LockHold {
+  readonly owner: string;
+  released: boolean;
+}
+
+const DEFAULT_LOCK_TTL_MS = 10_000;
+const DEFAULT_LOCK_WAIT_MS = 45_000;
+const DEFAULT_COMMAND_TIMEOUT_MS = 3_000;
+const FIRST_RETRY_MS = 10;
+const MAX_RETRY_MS = 200;
+
+/**
+ * A `TokenStore` in Redis, for backends that run many processes: `lock()` is a Redis lock (`SET NX PX` with
+ * an owner token, released by compare-and-delete), so when a token expires one process refreshes and the
+ * others read its result. Inside `lock()`, `set()` writes only while the lock is still this holder's.
+ *
+ * @example
+ * import { Redis } from 'ioredis'
+ * import { RedisTokenStore } from '@postsched/sdk/redis'
+ *
+ * const store = new RedisTokenStore({
+ *   redis: new Redis(process.env.REDIS_URL!),
+ *   key: `postsched:tokens:${userId}`,
+ *   encryptionKey: process.env.TOKEN_ENCRYPTION_KEY!, // openssl rand -base64 32
+ * })
+ */
+export class RedisTokenStore implements TokenStore {
+  readonly #key: string;
+  readonly #lockKey: string;
+  readonly #connection: RedisConnection;
+  readonly #cipher: TokenCipher | undefined;
+  readonly #lockTtlMs: number;
+  readonly #lockWaitMs: number;
+  // Which lock this async call chain holds: set() inside lock() must prove it is still the owner.
+  readonly #held = new AsyncLocalStorage<LockHold>();
+
+  constructor(options: RedisTokenStoreOptions) {
+    if (typeof options !== 'object' || options === null) {
+      throw new ValidationError('new RedisTokenStore() needs an options object: { redis, key }.', []);
+    }
+    const { key } = options;
+    if (typeof key !== 'string' || key.length === 0) {
+      throw new ValidationError('`key` must be a non-empty string naming the Redis key of this user\'s tokens.', ['key']);
+    }
+    this.#key = key;
+    this.#lockKey = `${key}:lock`;
+    this.#lockTtlMs = positiveInteger(options.lockTtlMs, DEFAULT_LOCK_TTL_MS, 'lockTtlMs', 1);
+    this.#lockWaitMs = positiveInteger(options.lockWaitMs, DEFAULT_LOCK_WAIT_MS, 'lockWaitMs', 0);
+    const commandTimeoutMs = positiveInteger(options.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS, 'commandTimeoutMs', 1);
+    this.#connection = new RedisConnection(options.redis, key, commandTimeoutMs);
+    this.#cipher = options.encryptionKey === undefined ? undefined : new TokenCipher(options.encryptionKey);
+  }
+
+  /** The Redis key of the tokens. */
+  get key(): string {
+    return this.#key;
+  }
+
+  /** The stored tokens, or `undefined` when none are stored. */
+  async get(): Promise<TokenSet | undefined> {
+    const stored = await this.#connection.command('get', ['GET', this.#key]);
+    if (stored === null || stored === undefined) return undefined;
+    return decodeTokens(stored, this.#key, this.#cipher);
+  }
+
+  /**
+   * Stores the tokens. Inside `lock()` the write happens only if the lock is still this holder's; otherwise
+   * it fails with `LockLostError` and the stored tokens (newer ones, from the next holder) stay.
+   */
+  async set(tokens: TokenSet): Promise<void> {
+    const value = await encodeTokens(tokens, this.#key, this.#cipher);
+    const hold = this.#held.getStore();
+    if (hold === undefined) {
+      await this.#connection.command('set', ['SET', this.#key, value]);
+      return;
+    }
+    const written = await this.#connection.script('set', SET_IF_LOCK_OWNER, [this.#lockKey, this.#key], [hold.owner, value]);
+    if (written !== 1) throw new LockLostError(this.#key);
+  }
+
+  /**
+   * Runs `fn` while holding this key's lock across every process sharing the Redis. Waits for another holder
+   * up to `lockWaitMs`, then fails with `LockTimeoutError`. The lock is extended while `fn` runs and released
+   * when it settles (also when it throws); a nested `lock()` in the same call chain runs `fn` at once instead
+   * of waiting for itself.
+   *
+   * @example
+   * await store.lock(async () => {
+   *   const current = await store.get()
+   *   if (current && current.expiresAt > Date.now() + 60_000) return current
+   *   const fresh = await refresh(current)
+   *   await store.set(fresh) // LockLostError if the lock expired meanwhile
+   *   return fresh
+   * })
+   */
+  async lock<T>(fn: () => Promise<T>): Promise<T> {
+    const current = this.#held.getStore();
+    if (current !== undefined && !current.released) return fn();
+    const hold: LockHold = { owner: ownerToken(), released: false };
+    await this.#acquire(hold.owner);
+    const stopExtending = this.#keepExtended(hold);
+    try {
+      return await this.#held.run(hold, fn);
+    } finally {
+      hold.released = true;
+      stopExtending();
+      await this.#release(hold.owner);
+    }
+  }
+
+  /**
+   * Extends the lock every `lockTtlMs / 3` while the holder runs (one extension in flight at most). Stops once
+   * the lock is no longer ours; failures are left to the TTL, and to `set()`'s own ownership check.
+   */
+  #keepExtended(hold: LockHold): () => void {
+    let inFlight = false;
+    const timer = setInterval(() => {
+      if (inFlight || hold.released) return;
+      inFlight = true;
+      this.#connection
+        .script('lock', EXTEND_LOCK, [this.#lockKey], [hold.owner, String(this.#lockTtlMs)])
+        .then((extended) => {
+          if (extended !== 1) clearInterval(timer);
+        })
+        .catch(() => {})
+        .finally(() => (inFlight = false));
+    }, Math.max(1, Math.floor(this.#lockTtlMs / 3)));
+    return () => clearInterval(timer);
+  }
+
+  /** `SET lock owner NX PX ttl` until it succeeds, with capped exponential backoff and jitter. */
+  async #acquire(owner: string): Promise<void> {
+    const deadline = performance.now() + this.#lockWaitMs;
+    for (let attempt = 0; ; attempt++) {
+      let reply: unknown;
+      try {
+        reply = await this.#connection.command('lock', ['SET', this.#lockKey, owner, 'PX', String(this.#lockTtlMs), 'NX']);
+      } catch (error) {
+        // The SET may have landed before the time-out: free it now rather than block others for a whole TTL.
+        void this.#release(owner);
+        throw error;
+      }
+      if (reply === 'OK') return;
+      const left = deadline - performance.now();
+      if (left <= 0) throw new LockTimeoutError(this.#key, this.#lockWaitMs);
+      const backoff = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** attempt);
+      await sleep(Math.min(left, backoff * (0.5 + Math.random() / 2)));
+    }
+  }
+
+  /**
+   * Compare-and-delete. Failures are swallowed: the caller's result (or error) matters more, and a lock
+   * that could not be released expires after `lockTtlMs`.
+   */
+  async #release(owner: string): Promise<void> {
+    try {
+      await this.#connection.script('unlock', RELEASE_LOCK, [this.#lockKey], [owner]);
+    } catch {
+      // expires by TTL
+    }
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `RedisTokenStore { key: ${JSON.stringify(this.#key)}, encrypted: ${this.#cipher !== undefined}, lockTtlMs: ${this.#lockTtlMs} }`;
+  }
+
+  toJSON(): { key: string; encrypted: boolean } {
+    return { key: this.#key, encrypted: this.#cipher !== undefined };
+  }
+}
+
+function positiveInteger(value: unknown, fallback: number, name: string, min: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
+    throw new ValidationError(`\`${name}\` must be an integer number of milliseconds ≥ ${min}; got ${String(value)}.`, [name]);
+  }
+  return value;
+}
+
+/** 128 random bits: a holder proves ownership with it, so it must not be guessable by another process. */
+function ownerToken(): string {
+  return [...crypto.getRandomValues(new Uint8Array(16))].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

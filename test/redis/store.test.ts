@@ -1,0 +1,192 @@
+import { inspect } from 'node:util';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type TokenSet, ValidationError } from '@postsched/sdk';
+import { RedisTokenStore, StoredTokensUnreadableError } from '@postsched/sdk/redis';
+import { CLIENT_KINDS, type TestClient } from './redis-clients.js';
+import { type RedisServer, startRedisServer } from './redis-server.js';
+
+const KEY_A = Buffer.alloc(32, 7);
+const KEY_B = Buffer.alloc(32, 9).toString('base64');
+
+function tokens(label: string): TokenSet {
+  return {
+    accessToken: `at-${label}-secret-access`,
+    refreshToken: `rt-${label}-secret-refresh`,
+    expiresAt: 1_900_000_000_000,
+    scopes: ['posts:read', 'posts:write'],
+    tokenType: 'bearer',
+  };
+}
+
+let server: RedisServer;
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+describe.each(CLIENT_KINDS)('RedisTokenStore with $name', (kind) => {
+  let conn: TestClient;
+  let key: string;
+  beforeEach(async () => {
+    conn = await kind.connect(server.url);
+    key = `postsched:test:${crypto.randomUUID()}`;
+  });
+  afterEach(async () => {
+    await conn.close();
+  });
+
+  it('returns undefined before any tokens are stored, then the stored tokens', async () => {
+    const store = new RedisTokenStore({ redis: conn.client, key });
+    expect(await store.get()).toBeUndefined();
+    await store.set(tokens('one'));
+    expect(await store.get()).toEqual(tokens('one'));
+    await store.set(tokens('two'));
+    expect(await store.get()).toEqual(tokens('two'));
+  });
+
+  it('shares the tokens between stores on different connections (as between processes)', async () => {
+    const other = await kind.connect(server.url);
+    try {
+      await new RedisTokenStore({ redis: conn.client, key }).set(tokens('shared'));
+      expect(await new RedisTokenStore({ redis: other.client, key }).get()).toEqual(tokens('shared'));
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('keeps fields it does not know through a round trip', async () => {
+    const store = new RedisTokenStore({ redis: conn.client, key });
+    const withExtra = { ...tokens('x'), idToken: 'kept' } as TokenSet;
+    await store.set(withExtra);
+    expect(await store.get()).toEqual(withExtra);
+  });
+
+  it('refuses to store something that is not a token set, and writes nothing', async () => {
+    const store = new RedisTokenStore({ redis: conn.client, key });
+    const bad = { ...tokens('x'), expiresAt: 'tomorrow' } as unknown as TokenSet;
+    const error = await store.set(bad).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as Error).message).toContain('expiresAt');
+    expect((error as Error).message).not.toContain('secret');
+    expect(await conn.raw('EXISTS', key)).toBe(0);
+  });
+
+  it('reports a stored value that is not a token set as unreadable, naming the problem', async () => {
+    const store = new RedisTokenStore({ redis: conn.client, key });
+    await conn.raw('SET', key, 'not json');
+    await expect(store.get()).rejects.toMatchObject({ name: 'StoredTokensUnreadableError', problem: 'malformed' });
+    await conn.raw('SET', key, JSON.stringify({ accessToken: 'at-secret' }));
+    const error = await store.get().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoredTokensUnreadableError);
+    expect((error as Error).message).toContain('expiresAt');
+    expect((error as Error).message).not.toContain('at-secret');
+  });
+
+  describe('with an encryptionKey', () => {
+    it('stores ciphertext that holds none of the tokens, and reads them back', async () => {
+      const store = new RedisTokenStore({ redis: conn.client, key, encryptionKey: KEY_A });
+      await store.set(tokens('enc'));
+      const raw = String(await conn.raw('GET', key));
+      expect(raw.startsWith('enc:v1:')).toBe(true);
+      for (const secret of ['at-enc', 'rt-enc', 'secret', 'accessToken', 'posts:read']) expect(raw).not.toContain(secret);
+      expect(await store.get()).toEqual(tokens('enc'));
+    });
+
+    it('uses a fresh IV for every write', async () => {
+      const store = new RedisTokenStore({ redis: conn.client, key, encryptionKey: KEY_A });
+      await store.set(tokens('same'));
+      const first = await conn.raw('GET', key);
+      await store.set(tokens('same'));
+      expect(await conn.raw('GET', key)).not.toEqual(first);
+    });
+
+    it('accepts the key as base64 text', async () => {
+      const writer = new RedisTokenStore({ redis: conn.client, key, encryptionKey: KEY_B });
+      await writer.set(tokens('b64'));
+      const reader = new RedisTokenStore({ redis: conn.client, key, encryptionKey: Buffer.from(KEY_B, 'base64') });
+      expect(await reader.get()).toEqual(tokens('b64'));
+    });
+
+    it('fails with StoredTokensUnreadableError, not garbage, when read with the wrong key', async () => {
+      await new RedisTokenStore({ redis: conn.client, key, encryptionKey: KEY_A }).set(tokens('wk'));
+      const wrong = new RedisTokenStore({ redis: conn.client, key, encryptionKey: KEY_B });
+      const error = await wrong.get().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StoredTokensUnreadableError);
+      expect(error).toMatchObject({ problem: 'wrong_key_or_tampered', key });
+      expect(inspect(error, { depth: 5 })).not.toContain('secret');
+    });
+
+    it('fails when the ciphertext is copied under another key (the key name is bound in)', async () => {
+      await new RedisTokenStore({ redis: conn.client, key, encryptionKey: KEY_A }).set(tokens('moved'));
+      const otherKey = `${key}:victim`;
+      await conn.raw('SET', otherKey, String(await conn.raw('GET', key)));
+      const victim = new RedisTokenStore({ redis: conn.client, key: otherKey, encryptionKey: KEY_A });
+      await expect(victim.get()).rejects.toMatchObject({ problem: 'wrong_key_or_tampered' });
+    });
+
+    it('fails when a single byte of the ciphertext changed', async () => {
+      await new RedisTokenStore({ redis: conn.client, key, encryptionKey: KEY_A }).set(tokens('t'));
+      const raw = String(await conn.raw('GET', key));
+      const flipped = raw.slice(0, -2) + (raw.at(-2) === 'A' ? 'B' : 'A') + raw.slice(-1);
+      await conn.raw('SET', key, flipped);
+      const store = new RedisTokenStore({ redis: conn.client, key, encryptionKey: KEY_A });
+      await expect(store.get()).rejects.toMatchObject({ problem: 'wrong_key_or_tampered' });
+    });
+
+    it('tells a store without the key that the value is encrypted, and a store with one that it is not', async () => {
+      await new RedisTokenStore({ redis: conn.client, key, encryptionKey: KEY_A }).set(tokens('m'));
+      await expect(new RedisTokenStore({ redis: conn.client, key }).get()).rejects.toMatchObject({ problem: 'missing_key' });
+      await new RedisTokenStore({ redis: conn.client, key }).set(tokens('clear'));
+      await expect(new RedisTokenStore({ redis: conn.client, key, encryptionKey: KEY_A }).get()).rejects.toMatchObject({
+        problem: 'not_encrypted',
+      });
+    });
+  });
+
+  it('shows neither the encryption key nor the client in inspect or JSON output', () => {
+    const store = new RedisTokenStore({ redis: conn.client, key, encryptionKey: KEY_B });
+    for (const shown of [inspect(store, { showHidden: true, depth: 10 }), JSON.stringify(store)]) {
+      expect(shown).toContain(key);
+      expect(shown).not.toContain(KEY_B);
+      expect(shown).not.toContain('127.0.0.1');
+    }
+  });
+});
+
+describe('RedisTokenStore options', () => {
+  const redis = { call: async () => null };
+
+  it.each([
+    ['31 bytes', Buffer.alloc(31, 1), 'got 31 bytes'],
+    ['a short base64 string', Buffer.alloc(16, 1).toString('base64'), 'decodes to 16 bytes'],
+    ['text that is not base64', 'correct horse battery staple!!', 'not base64'],
+    ['a number', 42, 'got number'],
+  ])('rejects an encryptionKey that is %s, saying how to make one and never echoing it', (_, encryptionKey, says) => {
+    const error = (() => {
+      try {
+        new RedisTokenStore({ redis, key: 'k', encryptionKey: encryptionKey as string });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).path).toEqual(['encryptionKey']);
+    expect((error as Error).message).toContain(says);
+    expect((error as Error).message).toContain('openssl rand -base64 32');
+    if (typeof encryptionKey === 'string') expect((error as Error).message).not.toContain(encryptionKey);
+  });
+
+  it('rejects a client that is neither ioredis nor node-redis, and a node-redis cluster', () => {
+    expect(() => new RedisTokenStore({ redis: {} as never, key: 'k' })).toThrow(/ioredis client .* node-redis client/);
+    const cluster = { sendCommand: async () => null, masters: [], slots: [] };
+    expect(() => new RedisTokenStore({ redis: cluster, key: 'k' })).toThrow(/cluster client/);
+  });
+
+  it('rejects an empty key and non-integer time options', () => {
+    expect(() => new RedisTokenStore({ redis, key: '' })).toThrow(ValidationError);
+    expect(() => new RedisTokenStore({ redis, key: 'k', lockTtlMs: 0 })).toThrow(/lockTtlMs/);
+    expect(() => new RedisTokenStore({ redis, key: 'k', commandTimeoutMs: 1.5 })).toThrow(/commandTimeoutMs/);
+  });
+});
