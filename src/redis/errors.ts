@@ -35,6 +35,7 @@ export class RedisTokenStoreError extends PostSchedError {
  */
 export class TokenStoreUnavailableError extends RedisTokenStoreError {
   static override readonly [ERROR_ID]: string = 'TokenStoreUnavailableError';
+  /** The store operation that could not complete. */
   readonly operation: RedisTokenStoreOperation;
   /** Set when the command was cut off by `commandTimeoutMs`. */
   readonly timeoutMs: number | undefined;
@@ -66,6 +67,7 @@ export class TokenStoreUnavailableError extends RedisTokenStoreError {
  */
 export class LockTimeoutError extends TokenStoreUnavailableError {
   static override readonly [ERROR_ID]: string = 'LockTimeoutError';
+  /** How long the store waited for the lock, in ms. */
   readonly waitedMs: number;
 
   constructor(key: string, waitedMs: number) {
@@ -109,6 +111,7 @@ export type StoredTokensProblem =
  */
 export class StoredTokensUnreadableError extends RedisTokenStoreError {
   static override readonly [ERROR_ID]: string = 'StoredTokensUnreadableError';
+  /** What is wrong with the stored value. */
   readonly problem: StoredTokensProblem;
 
   constructor(key: string, problem: StoredTokensProblem, detail?: string) {

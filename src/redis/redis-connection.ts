@@ -20,6 +20,7 @@ import { type RedisTokenStoreOperation, TokenStoreUnavailableError } from './err
  * const redis: IORedisClientLike = new Redis(process.env.REDIS_URL!)
  */
 export interface IORedisClientLike {
+  /** ioredis's raw command call: `client.call('GET', key)`. */
   call: (command: string, ...args: string[]) => Promise<unknown>;
 }
 
@@ -32,6 +33,7 @@ export interface IORedisClientLike {
  * const redis: NodeRedisClientLike = await createClient({ url: process.env.REDIS_URL }).connect()
  */
 export interface NodeRedisClientLike {
+  /** node-redis's raw command call: `client.sendCommand(['GET', key])`. */
   sendCommand: (args: string[]) => Promise<unknown>;
 }
 

@@ -217,7 +217,13 @@ export class RedisTokenStore implements TokenStore {
     return `RedisTokenStore { key: ${JSON.stringify(this.#key)}, encrypted: ${this.#cipher !== undefined}, lockTtlMs: ${this.#lockTtlMs} }`;
   }
 
-  toJSON(): { key: string; encrypted: boolean } {
+  /** What `JSON.stringify` shows: the key and whether values are encrypted, never a token or the encryption key. */
+  toJSON(): {
+    /** The Redis key holding this user's tokens. */
+    key: string;
+    /** Whether the stored value is encrypted. */
+    encrypted: boolean;
+  } {
     return { key: this.#key, encrypted: this.#cipher !== undefined };
   }
 }

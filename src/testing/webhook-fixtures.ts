@@ -15,15 +15,21 @@ import { WEBHOOK_SIGNATURE_HEADER } from '../webhooks/constants.js';
 
 /** The sample event of each type, by event name. */
 export interface WebhookFixtures {
+  /** A `post.scheduled` event. */
   'post.scheduled': PostScheduledEvent;
+  /** A `post.published` event, with `published_at`. */
   'post.published': PostPublishedEvent;
+  /** A `post.failed` event. */
   'post.failed': PostFailedEvent;
+  /** A `post.deleted` event. */
   'post.deleted': PostDeletedEvent;
 }
 
 /** Fields to change in a copy of a fixture: `data` is merged into the sample's data. */
 export interface WebhookFixtureOverrides<E extends WebhookEventType> {
+  /** Replaces the event's `created_at` (ISO 8601). */
   created_at?: string;
+  /** Fields merged over the event's `data`. */
   data?: Partial<WebhookFixtures[E]['data']>;
 }
 
