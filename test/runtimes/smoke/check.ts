@@ -6,7 +6,7 @@ import {
 } from '@postsched/sdk';
 import { createFakeService, type FakeService } from '@postsched/sdk/testing';
 import { verifyWebhook, WebhookVerificationError, type WebhookEvent } from '@postsched/sdk/webhooks';
-import type {} from '@postsched/sdk/redis';
+import { RedisTokenStore, type IORedisClientLike } from '@postsched/sdk/redis';
 
 export async function flow(fake: FakeService = createFakeService()): Promise<Post> {
   const { url: baseUrl } = await fake.listen();
@@ -15,6 +15,9 @@ export async function flow(fake: FakeService = createFakeService()): Promise<Pos
   const pending = await oauth.createAuthorizationUrl({ scopes });
   const tokens: TokenSet = await oauth.exchangeCode('http://127.0.0.1/cb?code=c&state=s', pending);
   const manager = new TokenManager({ oauth, store: new MemoryTokenStore(tokens) });
+  const redis: IORedisClientLike = { call: async () => null };
+  const shared = new TokenManager({ oauth, store: new RedisTokenStore({ redis, key: 'postsched:tokens:user_1' }) });
+  void shared;
   const client = new PostSched({ baseUrl, auth: manager });
   const post = await client.posts.create({ account_ids: ['acc_1'], publish_at: new Date() });
   const id: string = post.id;

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import {
   APIError, ConflictError, MemoryTokenStore, NotFoundError, OAuthClient, PostSched, PostSchedError, TokenManager,
 } from '@postsched/sdk';
-import * as redis from '@postsched/sdk/redis';
+import { RedisTokenStore } from '@postsched/sdk/redis';
 import { createFakeService } from '@postsched/sdk/testing';
 import { signWebhook, verifyWebhook, verifyWebhookRequest, WebhookVerificationError } from '@postsched/sdk/webhooks';
 
@@ -30,7 +30,7 @@ const esmFile = short(import.meta.resolve('@postsched/sdk'));
 check(
   'esm',
   typeof PostSched === 'function' && typeof verifyWebhook === 'function' && typeof createFakeService === 'function' &&
-    typeof redis === 'object' && esmFile.startsWith('dist/'),
+    typeof RedisTokenStore === 'function' && esmFile.startsWith('dist/'),
   `@postsched/sdk resolved to ${esmFile}`,
 );
 
@@ -60,6 +60,23 @@ try {
     text: `hello from ${runtime}`,
   });
   check('post', post.status === 'scheduled' && fake.getPost(post.id)?.text === `hello from ${runtime}`);
+
+  // The Redis entry (Node-only API, node:async_hooks): an encrypted set/get round trip through an ioredis-shaped client.
+  const kv = new Map();
+  const ioredisLike = {
+    async call(command, ...args) {
+      if (command === 'SET') {
+        kv.set(args[0], args[1]);
+        return 'OK';
+      }
+      if (command === 'GET') return kv.get(args[0]) ?? null;
+      throw new Error(`smoke: unexpected Redis command ${command}`);
+    },
+  };
+  const store = new RedisTokenStore({ redis: ioredisLike, key: 'postsched:tokens:smoke', encryptionKey: new Uint8Array(32).fill(7) });
+  await store.set(tokens);
+  const stored = [...kv.values()][0];
+  check('redis store', (await store.get())?.accessToken === tokens.accessToken && !stored.includes(tokens.accessToken));
 
   // Webhooks: the fake's real delivery of post.scheduled, verified by the receiver; a signed Request round trip.
   await fake.flushWebhooks();
