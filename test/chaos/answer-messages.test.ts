@@ -29,3 +29,24 @@ describe('answers that are not the service JSON', () => {
     expect(error.message).toBe('503 Service Unavailable: upstream connect error (request req_msg)');
   });
 });
+
+describe('success answers that are not JSON', () => {
+  it('names the content type of a body that is not JSON, and keeps the raw text on error.body', async () => {
+    const error = (await answering(200, '<html>not json</html>', 'text/html; charset=utf-8').posts.get('post_1').catch((e: unknown) => e)) as ResponseValidationError;
+    expect(error).toBeInstanceOf(ResponseValidationError);
+    expect(error.message).toBe('GET /posts/post_1 answered 200 with a body that is not JSON (content-type text/html); the raw text is on `error.body`.');
+    expect(error.body).toBe('<html>not json</html>');
+  });
+
+  it('says that a write answered with a cut-off JSON body was acted on', async () => {
+    const cut = '{"id":"post_1","account_i';
+    const error = (await answering(201, cut, 'application/json')
+      .posts.create({ account_ids: ['acc_1'], publish_at: '2030-01-01T00:00:00Z' })
+      .catch((e: unknown) => e)) as ResponseValidationError;
+    expect(error.message).toBe(
+      'POST /posts answered 201 with a body that is not JSON (content-type application/json); the raw text is on `error.body`. ' +
+        'The status says the service acted on the request.',
+    );
+    expect(error.body).toBe(cut);
+  });
+});
