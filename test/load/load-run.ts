@@ -64,36 +64,51 @@ export async function setUp(): Promise<{ fake: FakeService; server: ListeningFak
   return { fake, server, client, postId: post.id };
 }
 
+/** What `drive` does besides calling: when to expire the token, and how to see the refreshes it caused. */
+export interface ExpiryPlan {
+  /** Completed calls between two expiries. */
+  every: number;
+  /** How many expiries at most. */
+  times: number;
+  expire: () => Promise<void>;
+  /** Refreshes the service has received so far. */
+  refreshes: () => number;
+}
+
 /**
  * `requests` calls, `concurrency` at a time: reads of a post, of an account, and of the account list.
- * `expire` runs after every `expireEvery` completed calls, while the other workers keep sending.
+ * With `expiry`, one worker expires the token every `every` completed calls while the others keep sending.
  *
- * Before each expiry, the worker waits until every call started before the previous expiry has ended. A
- * real token lives an hour and no call spans two of them; here an hour passes every second or so, and on a
- * loaded machine a call can take longer than that. A call whose first token died at one expiry and whose
- * refreshed token died at the next would fail by design (one refresh per call, Assumptions table "Errors").
+ * Before an expiry, that worker waits until the previous expiry's refresh happened and every call started
+ * before that refresh has ended. A real token lives an hour and no call spans two of them; here an hour
+ * passes every second or so, and on a loaded machine a call can take longer than that. A call whose first
+ * token died at one expiry and whose refreshed token died at the next would fail by design (one refresh per
+ * call, Assumptions table "Errors"), and two expiries with no call between them need only one refresh.
  */
 export async function drive(
   client: PostSched,
   postId: string,
-  plan: { requests: number; concurrency: number; expireEvery?: number; expires?: number; expire?: () => Promise<void> },
+  plan: { requests: number; concurrency: number; expiry?: ExpiryPlan },
 ): Promise<{ failed: number; failures: string[]; expiries: number }> {
+  const { expiry } = plan;
   let next = 0;
   let done = 0;
   let failed = 0;
-  let epoch = 0;
+  let expiries = 0;
   let expiring = false;
-  let nextExpiry = plan.expireEvery ?? Number.POSITIVE_INFINITY;
+  let refreshesAtLastExpiry = -1;
   const failures: string[] = [];
-  /** Calls in flight, by the number of expiries that had happened when they started. */
+  /** Calls in flight, by the refresh count when they started. */
   const inFlight = new Map<number, number>();
-  const olderCallsInFlight = () => [...inFlight].some(([started, count]) => started < epoch && count > 0);
+  const generation = () => expiry?.refreshes() ?? 0;
+  const ready = () =>
+    generation() > refreshesAtLastExpiry && ![...inFlight].some(([started, count]) => started < generation() && count > 0);
   const call = (i: number): Promise<unknown> =>
     i % 3 === 0 ? client.posts.get(postId) : i % 3 === 1 ? client.accounts.get('acc_demo_x') : client.accounts.list({ limit: 2 }).toArray();
 
   const worker = async () => {
     for (let i = next++; i < plan.requests; i = next++) {
-      const started = epoch;
+      const started = generation();
       inFlight.set(started, (inFlight.get(started) ?? 0) + 1);
       try {
         await call(i);
@@ -103,20 +118,21 @@ export async function drive(
       }
       inFlight.set(started, (inFlight.get(started) ?? 1) - 1);
       done++;
-      // One worker at a time expires the token, and only after calls ran with the previous one: two expiries
-      // in a row would need a single refresh, and the count of one refresh per expiry would not hold.
-      if (plan.expire !== undefined && !expiring && done >= nextExpiry && epoch < (plan.expires ?? 0)) {
+      if (expiry !== undefined && !expiring && expiries < expiry.times && done >= (expiries + 1) * expiry.every) {
         expiring = true;
-        while (olderCallsInFlight()) await new Promise<void>((resolve) => setImmediate(resolve));
-        epoch++;
-        await plan.expire();
-        nextExpiry = done + (plan.expireEvery ?? 0);
+        // The other workers keep calling meanwhile; with no call left to start, the wait could not end.
+        while (!ready() && next < plan.requests) await new Promise<void>((resolve) => setImmediate(resolve));
+        if (ready()) {
+          refreshesAtLastExpiry = generation();
+          expiries++;
+          await expiry.expire();
+        }
         expiring = false;
       }
     }
   };
   await Promise.all(Array.from({ length: plan.concurrency }, worker));
-  return { failed, failures, expiries: epoch };
+  return { failed, failures, expiries };
 }
 
 /**
@@ -129,20 +145,25 @@ export async function runLoad(plan: LoadPlan): Promise<LoadResult> {
     // Measured: the heap settles after about 1,000 calls (compiled code, connection pool, caches), the refresh
     // path included, so the warm-up expires the token too.
     const expire = () => fake.clock.advance(EXPIRE_MS);
-    await drive(client, postId, { requests: Math.max(1_000, 10 * plan.concurrency), concurrency: plan.concurrency, expireEvery: 300, expires: 2, expire });
+    const refreshCount = () => fake.stats.tokenRequests.refresh_token;
+    await drive(client, postId, {
+      requests: Math.max(1_000, 10 * plan.concurrency),
+      concurrency: plan.concurrency,
+      expiry: { every: 300, times: 2, expire, refreshes: refreshCount },
+    });
+    // One more call, so a token expired at the warm-up's end is refreshed before the count starts.
+    await client.accounts.get('acc_demo_x');
     await forceGc();
     const heapBefore = process.memoryUsage().heapUsed;
-    const refreshesBefore = fake.stats.tokenRequests.refresh_token;
+    const refreshesBefore = refreshCount();
     const started = performance.now();
     const { failed, failures, expiries } = await drive(client, postId, {
       requests: plan.requests,
       concurrency: plan.concurrency,
-      expireEvery: Math.floor(plan.requests / (plan.expiries + 1)),
-      expires: plan.expiries,
-      expire,
+      expiry: { every: Math.floor(plan.requests / (plan.expiries + 1)), times: plan.expiries, expire, refreshes: refreshCount },
     });
     const durationMs = performance.now() - started;
-    const refreshes = fake.stats.tokenRequests.refresh_token - refreshesBefore;
+    const refreshes = refreshCount() - refreshesBefore;
     await forceGc();
     const heapAfter = process.memoryUsage().heapUsed;
     return { requests: plan.requests, failed, failures, refreshes, expiries, heapBefore, heapAfter, durationMs };
