@@ -210,7 +210,13 @@ function describeAPIError(status: number, body: unknown, requestId: string | und
 
 /** The human part of an error body: `{error:{message}}`, `{message}`, `{error_description}` or `{error}`. */
 function serviceMessage(body: unknown): string | undefined {
-  if (typeof body === 'string') return body.trim() === '' ? undefined : truncate(body.trim());
+  if (typeof body === 'string') {
+    const text = body.trim();
+    if (text === '') return undefined;
+    // A proxy's or gateway's error page: its markup would bury the status, and the page stays on `body`.
+    if (/^<(?:!doctype|html|head|body)\b/i.test(text)) return HTML_PAGE;
+    return truncate(text);
+  }
   if (typeof body !== 'object' || body === null) return undefined;
   const record = body as Record<string, unknown>;
   const nested = record['error'];
@@ -224,6 +230,8 @@ function serviceMessage(body: unknown): string | undefined {
   }
   return undefined;
 }
+
+const HTML_PAGE = "the answer is an HTML page, not the service's JSON (a proxy or gateway may have answered); it is on `error.body`";
 
 function truncate(text: string): string {
   return text.length > 300 ? `${text.slice(0, 300)}…` : text;

@@ -126,14 +126,20 @@ export class Pipeline {
     const text = await response.clone().text();
     const raw = parseBody(text);
     if (typeof raw === 'string') {
-      throw new ResponseValidationError(
-        `${spec.method} /${spec.path} answered ${response.status} with a body that is not JSON.`,
-        [],
-        text,
-      );
+      throw new ResponseValidationError(notJsonMessage(spec.method, spec.path, response), [], text);
     }
     return { data: spec.parse(raw), response, requestId: response.headers.get('x-request-id') ?? undefined };
   }
+}
+
+/** Names the content type (a cut-off JSON and an HTML page call for different fixes) and, for a write, that it was done. */
+function notJsonMessage(method: string, path: string, response: Response): string {
+  const type = response.headers.get('content-type')?.split(';')[0]?.trim();
+  return (
+    `${method} /${path} answered ${response.status} with a body that is not JSON` +
+    `${type ? ` (content-type ${type})` : ''}; the raw text is on \`error.body\`.` +
+    (method === 'GET' ? '' : ' The status says the service acted on the request.')
+  );
 }
 
 function withoutUndefined(query: Record<string, string | number | undefined>): Record<string, string | number> {

@@ -5,6 +5,7 @@
  * are mapped to these classes and never attached).
  */
 import { ERROR_ID, PostSchedError } from '../base-error.js';
+import { redact } from '../http/logger.js';
 
 /**
  * The authorization server answered with an OAuth 2.0 error: an error redirect to the callback
@@ -174,9 +175,24 @@ export class TokenStoreError extends PostSchedError {
   /** `knownSecrets`: the token values at hand, scrubbed from the original message in case it echoes them. */
   constructor(operation: TokenStoreOperation, original: unknown, knownSecrets: readonly string[] = []) {
     const what = operation === 'onTokens' ? 'The onTokens callback' : `The token store's ${operation}()`;
-    let detail = original instanceof Error ? `${original.name}: ${original.message}` : typeof original;
-    for (const secret of knownSecrets) if (secret !== '') detail = detail.split(secret).join('[redacted]');
+    const detail = original instanceof Error ? scrub(`${original.name}: ${original.message}`, knownSecrets) : typeof original;
     super(`${what} failed (${detail.slice(0, 300)}).`);
     this.operation = operation;
   }
+}
+
+/** `"accessToken": "…"`, `refreshToken=…`: the TokenSet's own field names, as a store may serialize them. */
+const TOKEN_FIELDS = /("?(?:accessToken|refreshToken)"?\s*[:=]\s*)("[^"]*"|[^\s,;&"'}]+)/gi;
+/** A run of 20+ token characters holding a digit: what an opaque token looks like, and few words do. */
+const OPAQUE = /(?=[\w~+/.=-]*\d)[\w~+/.=-]{20,}/g;
+
+/**
+ * A store's message may echo the tokens it was handed or holds, including ones the manager has not seen yet
+ * (a failed first read or lock). Known values go first, then credential fields, then anything token-shaped;
+ * what is left (`connect ECONNREFUSED 127.0.0.1:6379`) still says what went wrong.
+ */
+function scrub(text: string, known: readonly string[]): string {
+  let out = text;
+  for (const secret of known) if (secret !== '') out = out.split(secret).join('[redacted]');
+  return redact(out).replace(TOKEN_FIELDS, '$1"[redacted]"').replace(OPAQUE, '[redacted]');
 }
