@@ -70,10 +70,23 @@ const accountIds = z.array(z.string().check(z.minLength(1, { error: 'must be a n
   error: 'must be an array of account ids',
 }).check(z.minLength(1, { error: 'must name at least one account' }));
 
-// ISO 8601 with seconds and a zone (Z or ±hh:mm): a time without a zone would be read in the local zone.
-const PUBLISH_AT_ERROR = 'must be a valid Date or an ISO 8601 date-time with a time zone, such as "2025-06-01T09:30:00Z"';
-const publishAt = z.union([z.date({ error: PUBLISH_AT_ERROR }), z.iso.datetime({ offset: true, error: PUBLISH_AT_ERROR })], {
-  error: PUBLISH_AT_ERROR,
+// RFC 3339 date-time with seconds and a zone (Z or ±hh:mm): a time without a zone would be read in the local zone.
+// A hand-written check, not z.union([z.date(), z.iso.datetime()]): those two pull ~2 KB of zod (the union
+// machinery and its calendar regex) into every bundle for this one field.
+const ISO_DATE_TIME = /^(\d{4})-(\d\d)-(\d\d)T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
+
+function isPublishAt(value: unknown): value is Date | string {
+  if (value instanceof Date) return !Number.isNaN(value.getTime());
+  const match = typeof value === 'string' ? ISO_DATE_TIME.exec(value) : null;
+  if (match === null) return false;
+  // The calendar check (no 31 April, 29 February only in leap years), as a round trip through Date.
+  const day = new Date(0);
+  day.setUTCFullYear(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
+  return day.getUTCMonth() === Number(match[2]) - 1 && day.getUTCDate() === Number(match[3]);
+}
+
+const publishAt = z.custom<Date | string>(isPublishAt, {
+  error: 'must be a valid Date or an ISO 8601 date-time with a time zone, such as "2025-06-01T09:30:00Z"',
 });
 
 const CreateInput = z.looseObject(
