@@ -11,6 +11,7 @@ import { Accounts } from './resources/accounts.js';
 import { Analytics } from './resources/analytics.js';
 import { Media } from './resources/media.js';
 import { Posts } from './resources/posts.js';
+import { invalidOption } from './invalid-option.js';
 
 export type { Auth } from './http/auth.js';
 export type { Logger } from './http/logger.js';
@@ -102,7 +103,7 @@ export class PostSched {
 function checkNumber(value: number | undefined, name: string, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new ValidationError(`\`${name}\` must be an integer from ${min} to ${max}.`, [name]);
+    invalidOption(name, `must be an integer from ${min} to ${max}.`);
   }
   return value;
 }

@@ -12,6 +12,7 @@ import { toTokenSet } from './normalize.js';
 import { checkScopes } from './scopes.js';
 import { createTokenFetch, type FetchLike } from './token-fetch.js';
 import type { Scope, TokenSet } from './types.js';
+import { invalidOption } from '../invalid-option.js';
 
 /** Default time-out of one token request, body included. */
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -102,10 +103,10 @@ export class OAuthClient {
     if (options.issuer !== undefined) requireString(options.issuer, 'issuer');
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-      throw new ValidationError('`timeoutMs` must be a positive number of milliseconds.', ['timeoutMs']);
+      invalidOption('timeoutMs', 'must be a positive number of milliseconds.');
     }
     if (options.fetch !== undefined && typeof options.fetch !== 'function') {
-      throw new ValidationError('`fetch` must be a fetch-compatible function.', ['fetch']);
+      invalidOption('fetch', 'must be a fetch-compatible function.');
     }
 
     this.baseUrl = base.href;
@@ -160,7 +161,7 @@ export class OAuthClient {
    */
   async exchangeCode(callback: string | URL | URLSearchParams, checks: CallbackChecks): Promise<TokenSet> {
     if (typeof checks !== 'object' || checks === null) {
-      throw new ValidationError('exchangeCode() needs the { state, codeVerifier } saved by createAuthorizationUrl().', ['checks']);
+      invalidOption('checks', 'must be the { state, codeVerifier } saved by createAuthorizationUrl().');
     }
     requireString(checks.state, 'state');
     requireString(checks.codeVerifier, 'codeVerifier');
@@ -192,7 +193,7 @@ export class OAuthClient {
   async refresh(previous: string | TokenSet): Promise<TokenSet> {
     const refreshToken = typeof previous === 'string' ? previous : previous?.refreshToken;
     if (typeof refreshToken !== 'string' || refreshToken === '') {
-      throw new ValidationError('refresh() needs a refresh token, or a TokenSet that has one.', ['refreshToken']);
+      invalidOption('refreshToken', 'is missing: pass a refresh token, or a TokenSet that has one.');
     }
     const fallbackScopes = typeof previous === 'string' ? [] : previous.scopes;
     return this.#tokenRequest(
@@ -239,7 +240,7 @@ export class OAuthClient {
         throw new OAuthCallbackError('invalid_callback', 'The callback is not a URL. Pass the full callback URL, a URL object or its URLSearchParams.');
       }
     }
-    throw new ValidationError('The callback must be a URL string, a URL or URLSearchParams.', ['callback']);
+    invalidOption('callback', 'must be a URL string, a URL or URLSearchParams.');
   }
 
   /** Shown by console.log / util.inspect: everything but the secret. */
@@ -254,20 +255,20 @@ export class OAuthClient {
 
 function requireString(value: unknown, option: string): asserts value is string {
   if (typeof value !== 'string' || value.trim() === '') {
-    throw new ValidationError(`\`${option}\` must be a non-empty string.`, [option]);
+    invalidOption(option, 'must be a non-empty string.');
   }
 }
 
 /** RFC 6749 §3.1.2: the redirection endpoint is an absolute URI; it is sent exactly as given. */
 function checkRedirectUri(value: unknown): string {
   if (typeof value !== 'string' && !(value instanceof URL)) {
-    throw new ValidationError('`redirectUri` must be the absolute callback URL registered for the app.', ['redirectUri']);
+    invalidOption('redirectUri', 'must be the absolute callback URL registered for the app.');
   }
   const text = String(value);
   try {
     new URL(text);
   } catch {
-    throw new ValidationError(`\`redirectUri\` is not an absolute URL: "${text}".`, ['redirectUri']);
+    invalidOption('redirectUri', `is not an absolute URL: "${text}".`);
   }
   return text;
 }
