@@ -136,15 +136,17 @@ export class OAuthClient {
     if (params.state !== undefined) requireString(params.state, 'state');
     const state = params.state ?? oauth.generateRandomState(); // 32 random bytes, base64url
     const codeVerifier = oauth.generateRandomCodeVerifier(); // 32 random bytes, base64url (RFC 7636 §4.1)
-    const url = new URL(this.#as.authorization_endpoint as string);
-    url.searchParams.set('client_id', this.clientId);
-    url.searchParams.set('redirect_uri', this.redirectUri);
-    url.searchParams.set('response_type', 'code');
-    url.searchParams.set('scope', scopes.join(' ')); // URLSearchParams writes the spaces as `+` (spec 4.1)
-    url.searchParams.set('state', state);
-    url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(codeVerifier));
-    url.searchParams.set('code_challenge_method', 'S256'); // RFC 7636 §4.3; `plain` is never offered
-    return { url: url.href, state, codeVerifier, scopes };
+    // The base URL has no query (checked), so the parameters are the whole query, in this order.
+    const query = new URLSearchParams({
+      client_id: this.clientId,
+      redirect_uri: this.redirectUri,
+      response_type: 'code',
+      scope: scopes.join(' '), // URLSearchParams writes the spaces as `+` (spec 4.1)
+      state,
+      code_challenge: await oauth.calculatePKCECodeChallenge(codeVerifier),
+      code_challenge_method: 'S256', // RFC 7636 §4.3; `plain` is never offered
+    });
+    return { url: `${this.#as.authorization_endpoint}?${query}`, state, codeVerifier, scopes };
   }
 
   /**

@@ -1,6 +1,6 @@
 /** The media library: streamed uploads (scope media:write). */
 import * as z from 'zod/mini';
-import { ValidationError } from '../errors.js';
+import { invalidOption } from '../invalid-option.js';
 import type { APIPromise } from '../http/api-promise.js';
 import { multipartBody, type UploadFile, type UploadProgress } from '../http/multipart.js';
 import type { Pipeline, WriteRequestOptions } from '../http/request.js';
@@ -86,12 +86,12 @@ export class Media {
 /** The given filename, a File's name, or the last segment of a file stream's `path`. */
 function filenameOf({ file, filename }: MediaUploadParams): string {
   if (filename !== undefined) {
-    if (typeof filename !== 'string' || filename === '') throw new ValidationError('`filename` must be a non-empty string.', ['filename']);
+    if (typeof filename !== 'string' || filename === '') invalidOption('filename', 'must be a non-empty string.');
     return filename;
   }
   const name = (file as { name?: unknown }).name;
   if (typeof name === 'string' && name !== '') return name;
   const path = (file as { path?: unknown }).path;
   if (typeof path === 'string' && path !== '') return path.split(/[\\/]/).pop() || path;
-  throw new ValidationError('Give a `filename`: the service names the media item after it.', ['filename']);
+  return invalidOption('filename', 'is needed: the service names the media item after it.');
 }
