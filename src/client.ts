@@ -12,6 +12,7 @@ import { Analytics } from './resources/analytics.js';
 import { Media } from './resources/media.js';
 import { Posts } from './resources/posts.js';
 import { invalidOption } from './invalid-option.js';
+import { Inspectable } from './oauth/inspect.js';
 
 export type { Auth } from './http/auth.js';
 export type { Logger } from './http/logger.js';
@@ -56,7 +57,7 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
  * const post = await client.posts.create({ account_ids: ['acc_1'], publish_at: new Date(Date.now() + 3_600_000), text: 'Hi' })
  * for await (const account of client.accounts.list()) console.log(account.name)
  */
-export class PostSched {
+export class PostSched extends Inspectable {
   /** Schedule, read, change, cancel and list posts. */
   readonly posts: Posts;
   /** The user's connected social accounts. */
@@ -68,6 +69,7 @@ export class PostSched {
   readonly #baseUrl: string;
 
   constructor(options: PostSchedOptions) {
+    super(() => `PostSched { baseUrl: '${this.#baseUrl}' }`);
     if (typeof options !== 'object' || options === null) {
       throw new ValidationError('new PostSched() needs an options object: { baseUrl, auth }.', []);
     }
@@ -93,10 +95,6 @@ export class PostSched {
   /** Only the base URL: the auth (a token, or a manager holding a refresh token) never shows. */
   toJSON(): { baseUrl: string } {
     return { baseUrl: this.#baseUrl };
-  }
-
-  [Symbol.for('nodejs.util.inspect.custom')](): string {
-    return `PostSched { baseUrl: '${this.#baseUrl}' }`;
   }
 }
 

@@ -37,7 +37,7 @@ export interface MultipartFile {
 }
 
 const CHUNK_SIZE = 64 * 1024;
-const encoder = new TextEncoder();
+const encoder = /* @__PURE__ */ new TextEncoder();
 
 /**
  * The body of a one-file multipart/form-data request.

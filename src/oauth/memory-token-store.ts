@@ -1,7 +1,7 @@
 /**
  * The default token store: one user's tokens in this process's memory.
  */
-import { INSPECT } from './inspect.js';
+import { Inspectable } from './inspect.js';
 import type { TokenSet, TokenStore } from './types.js';
 
 /**
@@ -13,10 +13,12 @@ import type { TokenSet, TokenStore } from './types.js';
  * const store = new MemoryTokenStore(tokensFromDatabase)
  * const manager = new TokenManager({ oauth, store })
  */
-export class MemoryTokenStore implements TokenStore {
+export class MemoryTokenStore extends Inspectable implements TokenStore {
   #tokens: TokenSet | undefined;
 
   constructor(tokens?: TokenSet) {
+    // Shown by console.log / util.inspect: whether tokens are held and until when, never the tokens.
+    super(() => `MemoryTokenStore { ${describeTokens(this.#tokens)} }`);
     this.#tokens = tokens === undefined ? undefined : copy(tokens);
   }
 
@@ -26,11 +28,6 @@ export class MemoryTokenStore implements TokenStore {
 
   async set(tokens: TokenSet): Promise<void> {
     this.#tokens = copy(tokens);
-  }
-
-  /** Shown by console.log / util.inspect: whether tokens are held and until when, never the tokens. */
-  [INSPECT](): string {
-    return `MemoryTokenStore { ${describeTokens(this.#tokens)} }`;
   }
 
   toJSON(): { hasTokens: boolean } {

@@ -19,10 +19,12 @@ export interface Account {
 /** What `accounts.list` takes. */
 export type AccountListParams = ListParams;
 
-export const AccountSchema = z.looseObject({ id: z.string(), platform: z.string(), name: z.string() });
+// Module-level schemas are built in `/* @__PURE__ */` IIFEs: the build puts the SDK in one chunk, and this lets a
+// user's bundler drop them when this resource is not imported (see Inspectable in oauth/inspect.ts).
+export const AccountSchema = /* @__PURE__ */ (() => z.looseObject({ id: z.string(), platform: z.string(), name: z.string() }))();
 
-const parseAccount = responseParser<Account>(AccountSchema, 'an account');
-const parseAccountPage = responseParser<Page<Account>>(pageSchema(AccountSchema), 'a page of accounts');
+const parseAccount = /* @__PURE__ */ (() => responseParser<Account>(AccountSchema, 'an account'))();
+const parseAccountPage = /* @__PURE__ */ (() => responseParser<Page<Account>>(pageSchema(AccountSchema), 'a page of accounts'))();
 
 export class Accounts {
   readonly #pipeline: Pipeline;

@@ -16,16 +16,18 @@ export interface PostAnalytics {
   [field: string]: unknown;
 }
 
-export const PostAnalyticsSchema = z.looseObject({
+// Module-level schemas are built in `/* @__PURE__ */` IIFEs: the build puts the SDK in one chunk, and this lets a
+// user's bundler drop them when this resource is not imported (see Inspectable in oauth/inspect.ts).
+export const PostAnalyticsSchema = /* @__PURE__ */ (() => z.looseObject({
   post_id: z.string(),
   impressions: z.number(),
   likes: z.number(),
   shares: z.number(),
   comments: z.number(),
   clicks: z.number(),
-});
+}))();
 
-const parseAnalytics = responseParser<PostAnalytics>(PostAnalyticsSchema, 'post analytics');
+const parseAnalytics = /* @__PURE__ */ (() => responseParser<PostAnalytics>(PostAnalyticsSchema, 'post analytics'))();
 
 export class Analytics {
   readonly #pipeline: Pipeline;

@@ -39,15 +39,17 @@ export interface MediaUploadOptions extends WriteRequestOptions {
   onProgress?: (progress: UploadProgress) => void;
 }
 
-export const MediaItemSchema = z.looseObject({
+// Module-level schemas are built in `/* @__PURE__ */` IIFEs: the build puts the SDK in one chunk, and this lets a
+// user's bundler drop them when this resource is not imported (see Inspectable in oauth/inspect.ts).
+export const MediaItemSchema = /* @__PURE__ */ (() => z.looseObject({
   id: z.string(),
   filename: z.string(),
   content_type: z.string(),
   size: z.number(),
   created_at: z.string(),
-});
+}))();
 
-const parseMediaItem = responseParser<MediaItem>(MediaItemSchema, 'a media item');
+const parseMediaItem = /* @__PURE__ */ (() => responseParser<MediaItem>(MediaItemSchema, 'a media item'))();
 
 export class Media {
   readonly #pipeline: Pipeline;

@@ -55,7 +55,9 @@ export interface PostListParams extends ListParams {
   status?: PostStatus;
 }
 
-export const PostSchema = z.looseObject({
+// Module-level schemas are built in `/* @__PURE__ */` IIFEs: the build puts the SDK in one chunk, and this lets a
+// user's bundler drop them when this resource is not imported (see Inspectable in oauth/inspect.ts).
+export const PostSchema = /* @__PURE__ */ (() => z.looseObject({
   id: z.string(),
   account_ids: z.array(z.string()),
   publish_at: z.string(),
@@ -64,12 +66,12 @@ export const PostSchema = z.looseObject({
   media_ids: z.optional(z.array(z.string())),
   created_at: z.string(),
   published_at: z.optional(z.string()),
-});
+}))();
 
 // z.refine (the z.custom machinery, already in the bundle for publish_at) rather than z.minLength: same checks.
-const accountIds = z.array(z.string().check(z.refine((id) => id !== '', { error: 'must be a non-empty account id' })), {
+const accountIds = /* @__PURE__ */ (() => z.array(z.string().check(z.refine((id) => id !== '', { error: 'must be a non-empty account id' })), {
   error: 'must be an array of account ids',
-}).check(z.refine((ids) => ids.length > 0, { error: 'must name at least one account' }));
+}).check(z.refine((ids) => ids.length > 0, { error: 'must name at least one account' })))();
 
 // RFC 3339 date-time with seconds and a zone (Z or ±hh:mm): a time without a zone would be read in the local zone.
 // A hand-written check, not z.union([z.date(), z.iso.datetime()]): those two pull ~2 KB of zod (the union
@@ -86,21 +88,21 @@ function isPublishAt(value: unknown): value is Date | string {
   return day.getUTCMonth() === Number(match[2]) - 1 && day.getUTCDate() === Number(match[3]);
 }
 
-const publishAt = z.custom<Date | string>(isPublishAt, {
+const publishAt = /* @__PURE__ */ (() => z.custom<Date | string>(isPublishAt, {
   error: 'must be a valid Date or an ISO 8601 date-time with a time zone, such as "2025-06-01T09:30:00Z"',
-});
+}))();
 
-const CreateInput = z.looseObject(
+const CreateInput = /* @__PURE__ */ (() => z.looseObject(
   { account_ids: accountIds, publish_at: publishAt },
   { error: 'pass an object such as { account_ids: ["acc_1"], publish_at: new Date(…) }' },
-);
-const UpdateInput = z.looseObject(
+))();
+const UpdateInput = /* @__PURE__ */ (() => z.looseObject(
   { account_ids: z.optional(accountIds), publish_at: z.optional(publishAt) },
   { error: 'pass an object with the fields to change' },
-);
+))();
 
-const parsePost = responseParser<Post>(PostSchema, 'a post');
-const parsePostPage = responseParser<Page<Post>>(pageSchema(PostSchema), 'a page of posts');
+const parsePost = /* @__PURE__ */ (() => responseParser<Post>(PostSchema, 'a post'))();
+const parsePostPage = /* @__PURE__ */ (() => responseParser<Page<Post>>(pageSchema(PostSchema), 'a page of posts'))();
 
 export class Posts {
   readonly #pipeline: Pipeline;
