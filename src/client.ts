@@ -12,7 +12,7 @@ import { Analytics } from './resources/analytics.js';
 import { Media } from './resources/media.js';
 import { Posts } from './resources/posts.js';
 import { invalidOption } from './invalid-option.js';
-import { Inspectable } from './oauth/inspect.js';
+import { inspectAs } from './oauth/inspect.js';
 
 export type { Auth } from './http/auth.js';
 export type { Logger } from './http/logger.js';
@@ -57,7 +57,7 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
  * const post = await client.posts.create({ account_ids: ['acc_1'], publish_at: new Date(Date.now() + 3_600_000), text: 'Hi' })
  * for await (const account of client.accounts.list()) console.log(account.name)
  */
-export class PostSched extends Inspectable {
+export class PostSched {
   /** Schedule, read, change, cancel and list posts. */
   readonly posts: Posts;
   /** The user's connected social accounts. */
@@ -69,7 +69,6 @@ export class PostSched extends Inspectable {
   readonly #baseUrl: string;
 
   constructor(options: PostSchedOptions) {
-    super(() => `PostSched { baseUrl: '${this.#baseUrl}' }`);
     if (typeof options !== 'object' || options === null) {
       throw new ValidationError('new PostSched() needs an options object: { baseUrl, auth }.', []);
     }
@@ -90,6 +89,7 @@ export class PostSched extends Inspectable {
     this.accounts = new Accounts(pipeline);
     this.media = new Media(pipeline);
     this.analytics = new Analytics(pipeline);
+    inspectAs(this, () => `PostSched { baseUrl: '${this.#baseUrl}' }`);
   }
 
   /** Only the base URL: the auth (a token, or a manager holding a refresh token) never shows. */

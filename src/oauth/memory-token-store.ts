@@ -1,7 +1,7 @@
 /**
  * The default token store: one user's tokens in this process's memory.
  */
-import { Inspectable } from './inspect.js';
+import { inspectAs } from './inspect.js';
 import type { TokenSet, TokenStore } from './types.js';
 
 /**
@@ -13,13 +13,13 @@ import type { TokenSet, TokenStore } from './types.js';
  * const store = new MemoryTokenStore(tokensFromDatabase)
  * const manager = new TokenManager({ oauth, store })
  */
-export class MemoryTokenStore extends Inspectable implements TokenStore {
+export class MemoryTokenStore implements TokenStore {
   #tokens: TokenSet | undefined;
 
   constructor(tokens?: TokenSet) {
-    // Shown by console.log / util.inspect: whether tokens are held and until when, never the tokens.
-    super(() => `MemoryTokenStore { ${describeTokens(this.#tokens)} }`);
     this.#tokens = tokens === undefined ? undefined : copy(tokens);
+    // Shown by console.log / util.inspect: whether tokens are held and until when, never the tokens.
+    inspectAs(this, () => `MemoryTokenStore { ${describeTokens(this.#tokens)} }`);
   }
 
   async get(): Promise<TokenSet | undefined> {

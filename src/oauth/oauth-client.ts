@@ -6,7 +6,7 @@ import * as oauth from 'oauth4webapi';
 import { ValidationError } from '../errors.js';
 import { checkBaseUrl } from '../base-url.js';
 import { OAuthCallbackError } from './errors.js';
-import { Inspectable } from './inspect.js';
+import { inspectAs } from './inspect.js';
 import { mapCallbackError, mapRequestError, mapResponseError, type Grant } from './map-error.js';
 import { toTokenSet } from './normalize.js';
 import { checkScopes } from './scopes.js';
@@ -81,7 +81,7 @@ export interface CallbackChecks {
  * // 2. Callback route: check the callback and exchange the code.
  * const tokens = await oauth.exchangeCode(new URL(req.url, 'https://app.example'), session.oauth)
  */
-export class OAuthClient extends Inspectable {
+export class OAuthClient {
   /** The validated base URL, without a trailing slash. */
   readonly baseUrl: string;
   readonly clientId: string;
@@ -93,8 +93,6 @@ export class OAuthClient extends Inspectable {
   readonly #requestOptions: oauth.TokenEndpointRequestOptions;
 
   constructor(options: OAuthClientOptions) {
-    // Shown by console.log / util.inspect: everything but the secret.
-    super(() => `OAuthClient { baseUrl: '${this.baseUrl}', clientId: '${this.clientId}', redirectUri: '${this.redirectUri}', clientSecret: [redacted] }`);
     if (typeof options !== 'object' || options === null) {
       throw new ValidationError('new OAuthClient() needs an options object: { baseUrl, clientId, clientSecret, redirectUri }.');
     }
@@ -125,6 +123,8 @@ export class OAuthClient extends Inspectable {
       // Checked above: only a loopback http base URL gets here with http.
       [oauth.allowInsecureRequests]: base.insecureLoopback,
     };
+    // Shown by console.log / util.inspect: everything but the secret.
+    inspectAs(this, () => `OAuthClient { baseUrl: '${this.baseUrl}', clientId: '${this.clientId}', redirectUri: '${this.redirectUri}', clientSecret: [redacted] }`);
   }
 
   /**

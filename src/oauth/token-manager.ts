@@ -4,7 +4,7 @@
 import { PostSchedError } from '../base-error.js';
 import { ValidationError } from '../errors.js';
 import { ReauthorizationRequiredError, TokenStoreError, type TokenStoreOperation } from './errors.js';
-import { Inspectable } from './inspect.js';
+import { inspectAs } from './inspect.js';
 import { describeTokens, MemoryTokenStore } from './memory-token-store.js';
 import type { AccessTokenProvider, TokenSet, TokenStore } from './types.js';
 import { invalidOption } from '../invalid-option.js';
@@ -60,7 +60,7 @@ interface Flight {
  * const token = await manager.getAccessToken()
  * await fetch(url, { headers: { authorization: `Bearer ${token}` } })
  */
-export class TokenManager extends Inspectable implements AccessTokenProvider {
+export class TokenManager implements AccessTokenProvider {
   readonly refreshMarginMs: number;
   readonly #oauth: TokenRefresher;
   readonly #store: TokenStore;
@@ -73,8 +73,6 @@ export class TokenManager extends Inspectable implements AccessTokenProvider {
   #unsaved: TokenSet | undefined;
 
   constructor(options: TokenManagerOptions) {
-    // Shown by console.log / util.inspect: the margin and the expiry, never a token.
-    super(() => `TokenManager { refreshMarginMs: ${this.refreshMarginMs}, ${describeTokens(this.#cached)} }`);
     if (typeof options?.oauth?.refresh !== 'function') {
       invalidOption('oauth', 'must be an OAuthClient (anything with refresh(tokens)).');
     }
@@ -93,6 +91,8 @@ export class TokenManager extends Inspectable implements AccessTokenProvider {
     this.#oauth = options.oauth;
     this.#store = store;
     this.#onTokens = options.onTokens;
+    // Shown by console.log / util.inspect: the margin and the expiry, never a token.
+    inspectAs(this, () => `TokenManager { refreshMarginMs: ${this.refreshMarginMs}, ${describeTokens(this.#cached)} }`);
   }
 
   /**

@@ -20,7 +20,7 @@ export interface Account {
 export type AccountListParams = ListParams;
 
 // Module-level schemas are built in `/* @__PURE__ */` IIFEs: the build puts the SDK in one chunk, and this lets a
-// user's bundler drop them when this resource is not imported (see Inspectable in oauth/inspect.ts).
+// user's bundler drop them when this resource is not imported (see inspectAs in oauth/inspect.ts).
 export const AccountSchema = /* @__PURE__ */ (() => z.looseObject({ id: z.string(), platform: z.string(), name: z.string() }))();
 
 const parseAccount = /* @__PURE__ */ (() => responseParser<Account>(AccountSchema, 'an account'))();

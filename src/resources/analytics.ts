@@ -17,7 +17,7 @@ export interface PostAnalytics {
 }
 
 // Module-level schemas are built in `/* @__PURE__ */` IIFEs: the build puts the SDK in one chunk, and this lets a
-// user's bundler drop them when this resource is not imported (see Inspectable in oauth/inspect.ts).
+// user's bundler drop them when this resource is not imported (see inspectAs in oauth/inspect.ts).
 export const PostAnalyticsSchema = /* @__PURE__ */ (() => z.looseObject({
   post_id: z.string(),
   impressions: z.number(),

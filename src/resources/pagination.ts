@@ -37,7 +37,7 @@ const wholeNumber = (max: number, error: string) =>
   z.optional(z.custom<number>((value) => Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) <= max, { error }));
 
 // Module-level schemas are built in `/* @__PURE__ */` IIFEs: the build puts the SDK in one chunk, and this lets a
-// user's bundler drop them when this resource is not imported (see Inspectable in oauth/inspect.ts).
+// user's bundler drop them when this resource is not imported (see inspectAs in oauth/inspect.ts).
 const ListParamsSchema = /* @__PURE__ */ (() => z.looseObject({
   limit: wholeNumber(Infinity, 'must be a positive integer (the total number of items wanted)'),
   pageSize: wholeNumber(MAX_PAGE_SIZE, `must be an integer from 1 to ${MAX_PAGE_SIZE}`),

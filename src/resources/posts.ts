@@ -56,7 +56,7 @@ export interface PostListParams extends ListParams {
 }
 
 // Module-level schemas are built in `/* @__PURE__ */` IIFEs: the build puts the SDK in one chunk, and this lets a
-// user's bundler drop them when this resource is not imported (see Inspectable in oauth/inspect.ts).
+// user's bundler drop them when this resource is not imported (see inspectAs in oauth/inspect.ts).
 export const PostSchema = /* @__PURE__ */ (() => z.looseObject({
   id: z.string(),
   account_ids: z.array(z.string()),
