@@ -25,25 +25,24 @@ export class PostSchedError extends Error {
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
-    const id = Object.hasOwn(new.target, ERROR_ID) ? (new.target as ErrorClass)[ERROR_ID] : undefined;
-    // Non-enumerable, like Error's own `name`, so JSON.stringify shows only the error's data fields.
-    Object.defineProperty(this, 'name', {
-      value: id ?? new.target.name,
-      enumerable: false,
-      writable: true,
-      configurable: true,
-    });
+    // Non-enumerable (defineProperty's default), like Error's own `name`, so JSON.stringify shows only data fields.
+    Object.defineProperty(this, 'name', { value: idOf(new.target) ?? new.target.name, writable: true, configurable: true });
   }
 
   static override [Symbol.hasInstance](value: unknown): boolean {
-    if (typeof value !== 'object' || value === null) return false;
-    const id = Object.hasOwn(this, ERROR_ID) ? (this as ErrorClass)[ERROR_ID] : undefined;
-    for (let proto = Object.getPrototypeOf(value); proto !== null; proto = Object.getPrototypeOf(proto)) {
-      if (proto === this.prototype) return true;
-      if (id === undefined) continue;
-      const ctor = (proto as { constructor?: ErrorClass }).constructor;
-      if (ctor !== undefined && Object.hasOwn(ctor, ERROR_ID) && ctor[ERROR_ID] === id) return true;
+    const id = idOf(this);
+    // Primitives walk to String.prototype & co. and match nothing; null and undefined stop at once.
+    for (let proto = value; proto != null; ) {
+      proto = Object.getPrototypeOf(proto);
+      if (proto === this.prototype || (id !== undefined && idOf((proto as { constructor?: unknown } | null)?.constructor) === id)) {
+        return true;
+      }
     }
     return false;
   }
+}
+
+/** The id a class declares itself (own property only: a subclass without one does not inherit its parent's). */
+function idOf(ctor: unknown): string | undefined {
+  return typeof ctor === 'function' && Object.hasOwn(ctor, ERROR_ID) ? (ctor as ErrorClass)[ERROR_ID] : undefined;
 }

@@ -2,7 +2,7 @@
  * Checks the service's base URL once, at construction (OAuthClient and PostSched): HTTPS only, except loopback
  * for development and tests.
  */
-import { ValidationError } from './errors.js';
+import { invalidOption } from './invalid-option.js';
 
 /** Hosts that may use plain `http:`: traffic to them never leaves the machine. */
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -19,26 +19,22 @@ export interface CheckedBaseUrl {
  */
 export function checkBaseUrl(value: unknown, option = 'baseUrl'): CheckedBaseUrl {
   if (typeof value !== 'string' && !(value instanceof URL)) {
-    throw new ValidationError(`\`${option}\` must be a URL string such as "https://api.example.com".`, [option]);
+    invalidOption(option, 'must be a URL string such as "https://api.example.com".');
   }
   const url = parseUrl(String(value));
   if (url === undefined) {
-    throw new ValidationError(`\`${option}\` is not a valid absolute URL: "${String(value)}".`, [option]);
+    invalidOption(option, `is not a valid absolute URL: "${String(value)}".`);
   }
   if (url.username !== '' || url.password !== '') {
     // The URL is echoed in messages below and in TSDoc examples; credentials do not belong in it.
-    throw new ValidationError(`\`${option}\` must not contain a user name or password.`, [option]);
+    invalidOption(option, 'must not contain a user name or password.');
   }
   if (url.search !== '' || url.hash !== '') {
-    throw new ValidationError(`\`${option}\` must not have a query or fragment: "${url.href}".`, [option]);
+    invalidOption(option, `must not have a query or fragment: "${url.href}".`);
   }
   const insecureLoopback = url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
   if (url.protocol !== 'https:' && !insecureLoopback) {
-    throw new ValidationError(
-      `\`${option}\` must use https: "${url.href}". Plain http is allowed only for http://localhost, ` +
-        'http://127.0.0.1 and http://[::1] (any port), for development and tests.',
-      [option],
-    );
+    invalidOption(option, `must use https: "${url.href}". Plain http only for http://localhost, 127.0.0.1, [::1] (dev, tests).`);
   }
   return { href: url.href.replace(/\/+$/, ''), insecureLoopback };
 }

@@ -11,6 +11,8 @@ import { Accounts } from './resources/accounts.js';
 import { Analytics } from './resources/analytics.js';
 import { Media } from './resources/media.js';
 import { Posts } from './resources/posts.js';
+import { invalidOption } from './invalid-option.js';
+import { inspectAs } from './oauth/inspect.js';
 
 export type { Auth } from './http/auth.js';
 export type { Logger } from './http/logger.js';
@@ -87,6 +89,7 @@ export class PostSched {
     this.accounts = new Accounts(pipeline);
     this.media = new Media(pipeline);
     this.analytics = new Analytics(pipeline);
+    inspectAs(this, () => `PostSched { baseUrl: '${this.#baseUrl}' }`);
   }
 
   /** Only the base URL: the auth (a token, or a manager holding a refresh token) never shows. */
@@ -96,16 +99,12 @@ export class PostSched {
   } {
     return { baseUrl: this.#baseUrl };
   }
-
-  [Symbol.for('nodejs.util.inspect.custom')](): string {
-    return `PostSched { baseUrl: '${this.#baseUrl}' }`;
-  }
 }
 
 function checkNumber(value: number | undefined, name: string, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new ValidationError(`\`${name}\` must be an integer from ${min} to ${max}.`, [name]);
+    invalidOption(name, `must be an integer from ${min} to ${max}.`);
   }
   return value;
 }

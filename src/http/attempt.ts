@@ -10,6 +10,7 @@
  * - fetch's network TypeError becomes a `ConnectionError` whose cause holds no request or header;
  * - one debug line per attempt.
  */
+import { bufferResponse } from '../buffer-response.js';
 import { ConnectionError } from '../errors.js';
 import type { TokenSource } from './auth.js';
 import type { BodySource } from './body.js';
@@ -69,14 +70,6 @@ export function attemptFetch(context: AttemptContext): (input: Request | URL | s
     if (fresh === undefined || context.body?.replayable === false) return response;
     return send(spare, init, fresh);
   };
-}
-
-/** Null-body statuses (Fetch standard): a Response with one of these cannot be given a body. */
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
-
-async function bufferResponse(response: Response): Promise<Response> {
-  const body = NULL_BODY_STATUSES.has(response.status) ? null : await response.arrayBuffer();
-  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
 function errorName(error: unknown): string {

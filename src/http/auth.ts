@@ -3,8 +3,8 @@
  * The token is sent as `Authorization: Bearer <token>` (RFC 6750 §2.1; Assumptions table, "How the access
  * token is presented").
  */
-import { ValidationError } from '../errors.js';
 import type { AccessTokenProvider } from '../oauth/types.js';
+import { invalidOption } from '../invalid-option.js';
 
 /**
  * Where access tokens come from: a `TokenManager` (or any `AccessTokenProvider`), a fixed access token, or
@@ -42,10 +42,7 @@ export function toTokenSource(auth: Auth): TokenSource {
         typeof auth.forceRefresh === 'function' ? ifNewer(checkToken(await auth.forceRefresh(rejected)), rejected) : undefined,
     };
   }
-  throw new ValidationError(
-    '`auth` must be a TokenManager (an object with getAccessToken()), an access token string, or a function returning one.',
-    ['auth'],
-  );
+  return invalidOption('auth', 'must be a TokenManager (with getAccessToken()), an access token, or a function returning one.');
 }
 
 function ifNewer(token: string, rejected: string): string | undefined {
@@ -58,13 +55,10 @@ function ifNewer(token: string, rejected: string): string | undefined {
  */
 function checkToken(token: unknown): string {
   if (typeof token !== 'string' || token === '') {
-    throw new ValidationError('The access token from `auth` is empty or not a string.', ['auth']);
+    invalidOption('auth', 'gave an empty or non-string access token.');
   }
   if (!/^[\x21-\x7E]+$/.test(token)) {
-    throw new ValidationError(
-      'The access token from `auth` holds characters not allowed in an HTTP header (spaces, line breaks or non-ASCII).',
-      ['auth'],
-    );
+    invalidOption('auth', 'gave an access token with characters not allowed in a header (space, line break, non-ASCII).');
   }
   return token;
 }

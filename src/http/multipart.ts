@@ -8,8 +8,8 @@
  * into without buffering it; and ky's `onUploadProgress` counts body bytes (boundary included) against a
  * total it cannot know for a stream. We count the file's own bytes, so `loaded` ends at the file size.
  */
-import { ValidationError } from '../errors.js';
 import { streamFromIterator, type BodySource } from './body.js';
+import { invalidOption } from '../invalid-option.js';
 
 /** A Node `Readable` (fs.createReadStream …), recognised structurally: async-iterable with `pipe`. */
 export interface NodeReadableLike extends AsyncIterable<unknown> {
@@ -42,7 +42,7 @@ export interface MultipartFile {
 }
 
 const CHUNK_SIZE = 64 * 1024;
-const encoder = new TextEncoder();
+const encoder = /* @__PURE__ */ new TextEncoder();
 
 /**
  * The body of a one-file multipart/form-data request.
@@ -54,7 +54,7 @@ const encoder = new TextEncoder();
 export function multipartBody(part: MultipartFile): BodySource {
   checkUploadFile(part.file);
   if (/[\r\n\0]/.test(part.contentType) || !/^[\x20-\x7E]+\/[\x20-\x7E]+$/.test(part.contentType)) {
-    throw new ValidationError('`contentType` must be a MIME type such as "video/mp4", without line breaks.', ['contentType']);
+    invalidOption('contentType', 'must be a MIME type such as "video/mp4", without line breaks.');
   }
   const boundary = `postsched-${randomHex(16)}`;
   // RFC 7578 §4.2, with the WHATWG HTML escaping of `"`, CR and LF in names and filenames.
@@ -72,7 +72,7 @@ export function multipartBody(part: MultipartFile): BodySource {
     replayable,
     create(signal) {
       if (created && !replayable) {
-        throw new ValidationError('A streamed file can be sent only once; pass a Blob or a Uint8Array to allow retries.', ['file']);
+        invalidOption('file', 'is a stream, sent only once: pass a Blob or Uint8Array to allow retries.');
       }
       created = true;
       return streamFromIterator(multipartChunks(part, head, tail, total), signal);
@@ -143,7 +143,7 @@ function toBytes(chunk: unknown): Uint8Array {
   if (typeof chunk === 'string') return encoder.encode(chunk);
   if (chunk instanceof ArrayBuffer) return new Uint8Array(chunk);
   if (ArrayBuffer.isView(chunk)) return new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-  throw new ValidationError('The file stream yielded something other than bytes or strings.', ['file']);
+  invalidOption('file', 'stream yielded something other than bytes or strings.');
 }
 
 function isNodeReadable(value: unknown): value is NodeReadableLike {
@@ -164,16 +164,16 @@ function knownSize(file: UploadFile): number | undefined {
 function checkUploadFile(file: unknown): asserts file is UploadFile {
   if (file instanceof Uint8Array || file instanceof Blob) return;
   if (file instanceof ReadableStream) {
-    if (file.locked) throw new ValidationError('The file stream is already being read by someone else.', ['file']);
+    if (file.locked) invalidOption('file', 'stream is already being read (locked): pass an unread stream.');
     return;
   }
   if (isNodeReadable(file)) {
     if (file.readableEnded === true || file.destroyed === true) {
-      throw new ValidationError('The file stream has already ended or was destroyed.', ['file']);
+      invalidOption('file', 'stream has already ended or was destroyed: pass a fresh one.');
     }
     return;
   }
-  throw new ValidationError('`file` must be a Blob/File, a Uint8Array, a ReadableStream or a Node Readable.', ['file']);
+  invalidOption('file', 'must be a Blob/File, a Uint8Array, a ReadableStream or a Node Readable.');
 }
 
 function escapeQuoted(value: string): string {

@@ -7,6 +7,9 @@ import * as oauth from 'oauth4webapi';
 import { PostSchedError } from '../base-error.js';
 import { OAuthCallbackError, OAuthError, OAuthResponseError, ReauthorizationRequiredError } from './errors.js';
 
+const TOKEN_ENDPOINT = 'Token endpoint answered';
+const RESTART = 'start a new authorization; do not retry this callback.';
+
 /** Which grant a token request used: `invalid_grant` means "authorize again" only for a refresh. */
 export type Grant = 'authorization_code' | 'refresh_token';
 
@@ -19,7 +22,7 @@ export function mapRequestError(error: unknown): unknown {
   if (error instanceof oauth.OperationProcessingError && error.code === oauth.INVALID_RESPONSE) {
     return new OAuthCallbackError(
       'missing_code',
-      'The callback has neither `code` nor `error` (RFC 6749 §4.1.2). Pass the full callback URL or its query string.',
+      'Callback has no `code` nor `error` (RFC 6749 §4.1.2): pass the full callback URL or its query.',
     );
   }
   return error;
@@ -62,14 +65,14 @@ export async function mapResponseError(error: unknown, status: number, grant: Gr
         return new OAuthResponseError(
           'not_json',
           status,
-          `The token endpoint answered HTTP ${status} with a body that is not JSON; an RFC 6749 §5 JSON body was expected.`,
+          `${TOKEN_ENDPOINT} HTTP ${status}: body is not JSON (RFC 6749 §5).`,
         );
       default:
         // oauth4webapi's messages name the field, never its value ('"response" body "access_token" property must be a string').
         return new OAuthResponseError(
           'invalid_body',
           status,
-          `The token endpoint answered HTTP ${status} with JSON that is not an RFC 6749 §5.1 token response: ${error.message}.`,
+          `${TOKEN_ENDPOINT} HTTP ${status}: not an RFC 6749 §5.1 token response: ${error.message}.`,
         );
     }
   }
@@ -77,14 +80,14 @@ export async function mapResponseError(error: unknown, status: number, grant: Gr
     return new OAuthResponseError(
       'unsupported_token_type',
       status,
-      `The token endpoint's answer uses something this SDK does not support (${error.message}); it expects bearer tokens (RFC 6750).`,
+      `${TOKEN_ENDPOINT} HTTP ${status}: unsupported (${error.message}); bearer tokens expected (RFC 6750).`,
     );
   }
   // Anything else came out of oauth4webapi's validation of the body; its cause may hold the body.
   return new OAuthResponseError(
     'invalid_body',
     status,
-    `The token endpoint's answer (HTTP ${status}) could not be processed: ${error instanceof Error ? error.name : typeof error}.`,
+    `${TOKEN_ENDPOINT} HTTP ${status}: unprocessable answer (${error instanceof Error ? error.name : typeof error}).`,
   );
 }
 
@@ -104,30 +107,28 @@ export function mapCallbackError(error: unknown, parameters: URLSearchParams, is
   if (error instanceof oauth.OperationProcessingError && error.code === oauth.INVALID_RESPONSE) {
     const repeated = ['iss', 'state', 'error', 'code', 'response'].find((name) => parameters.getAll(name).length > 1);
     if (repeated !== undefined) {
-      return new OAuthCallbackError('invalid_callback', `The callback repeats the \`${repeated}\` parameter; each may appear only once.`);
+      return new OAuthCallbackError('invalid_callback', `Callback repeats \`${repeated}\`: each parameter may appear once.`);
     }
     const iss = parameters.get('iss');
     if (iss !== null && iss !== issuer) {
       return new OAuthCallbackError(
         'issuer_mismatch',
-        `The callback's \`iss\` names a different authorization server than ${issuer} (RFC 9207): possible mix-up ` +
-          'attack. Start a new authorization. If the service really uses another issuer id, set the `issuer` option.',
+        `Callback \`iss\` is not ${issuer} (RFC 9207 mix-up attack?): ${RESTART} If the service uses another issuer id, set \`issuer\`.`,
       );
     }
     if (parameters.get('state') === null) {
-      return new OAuthCallbackError('missing_state', 'The callback has no `state` parameter (RFC 6749 §4.1.2). Start a new authorization.');
+      return new OAuthCallbackError('missing_state', `Callback has no \`state\` (RFC 6749 §4.1.2): ${RESTART}`);
     }
     if (parameters.has('response')) {
-      return new OAuthCallbackError('invalid_callback', 'The callback is a JARM response, which this SDK does not support.');
+      return new OAuthCallbackError('invalid_callback', 'Callback is a JARM response: unsupported; use a plain query response.');
     }
     return new OAuthCallbackError(
       'state_mismatch',
-      "The callback's `state` does not match the one this authorization was started with (RFC 6749 §10.12): it may " +
-        'be a forged request or a stale browser tab. Start a new authorization; do not retry with this callback.',
+      `Callback \`state\` differs from this authorization's (RFC 6749 §10.12; forged, or a stale tab): ${RESTART}`,
     );
   }
   if (error instanceof oauth.UnsupportedOperationError) {
-    return new OAuthCallbackError('invalid_callback', 'The callback carries tokens (implicit or hybrid flow), which this SDK does not support.');
+    return new OAuthCallbackError('invalid_callback', 'Callback carries tokens (implicit/hybrid flow): unsupported; use the code flow.');
   }
   return error;
 }
@@ -147,8 +148,7 @@ function unexpectedStatus(status: number): OAuthResponseError {
   return new OAuthResponseError(
     'unexpected_status',
     status,
-    `The token endpoint answered HTTP ${status} without an RFC 6749 §5.2 error body. The service may be down or ` +
-      'the base URL may point at the wrong server.',
+    `${TOKEN_ENDPOINT} HTTP ${status} without an RFC 6749 §5.2 error body: is the service down, or baseUrl wrong?`,
   );
 }
 

@@ -1,7 +1,7 @@
 /**
  * The default token store: one user's tokens in this process's memory.
  */
-import { INSPECT } from './inspect.js';
+import { inspectAs } from './inspect.js';
 import type { TokenSet, TokenStore } from './types.js';
 
 /**
@@ -18,6 +18,8 @@ export class MemoryTokenStore implements TokenStore {
 
   constructor(tokens?: TokenSet) {
     this.#tokens = tokens === undefined ? undefined : copy(tokens);
+    // Shown by console.log / util.inspect: whether tokens are held and until when, never the tokens.
+    inspectAs(this, () => `MemoryTokenStore { ${describeTokens(this.#tokens)} }`);
   }
 
   /** A copy of the stored tokens, or `undefined`. */
@@ -28,11 +30,6 @@ export class MemoryTokenStore implements TokenStore {
   /** Stores a copy of `tokens`. */
   async set(tokens: TokenSet): Promise<void> {
     this.#tokens = copy(tokens);
-  }
-
-  /** Shown by console.log / util.inspect: whether tokens are held and until when, never the tokens. */
-  [INSPECT](): string {
-    return `MemoryTokenStore { ${describeTokens(this.#tokens)} }`;
   }
 
   /** What `JSON.stringify` shows: whether tokens are held, never the tokens. */

@@ -6,12 +6,13 @@ import * as oauth from 'oauth4webapi';
 import { ValidationError } from '../errors.js';
 import { checkBaseUrl } from '../base-url.js';
 import { OAuthCallbackError } from './errors.js';
-import { INSPECT } from './inspect.js';
+import { inspectAs } from './inspect.js';
 import { mapCallbackError, mapRequestError, mapResponseError, type Grant } from './map-error.js';
 import { toTokenSet } from './normalize.js';
 import { checkScopes } from './scopes.js';
 import { createTokenFetch, type FetchLike } from './token-fetch.js';
 import type { Scope, TokenSet } from './types.js';
+import { invalidOption } from '../invalid-option.js';
 
 /** Default time-out of one token request, body included. */
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -106,10 +107,10 @@ export class OAuthClient {
     if (options.issuer !== undefined) requireString(options.issuer, 'issuer');
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-      throw new ValidationError('`timeoutMs` must be a positive number of milliseconds.', ['timeoutMs']);
+      invalidOption('timeoutMs', 'must be a positive number of milliseconds.');
     }
     if (options.fetch !== undefined && typeof options.fetch !== 'function') {
-      throw new ValidationError('`fetch` must be a fetch-compatible function.', ['fetch']);
+      invalidOption('fetch', 'must be a fetch-compatible function.');
     }
 
     this.baseUrl = base.href;
@@ -126,6 +127,8 @@ export class OAuthClient {
       // Checked above: only a loopback http base URL gets here with http.
       [oauth.allowInsecureRequests]: base.insecureLoopback,
     };
+    // Shown by console.log / util.inspect: everything but the secret.
+    inspectAs(this, () => `OAuthClient { baseUrl: '${this.baseUrl}', clientId: '${this.clientId}', redirectUri: '${this.redirectUri}', clientSecret: [redacted] }`);
   }
 
   /**
@@ -139,15 +142,17 @@ export class OAuthClient {
     if (params.state !== undefined) requireString(params.state, 'state');
     const state = params.state ?? oauth.generateRandomState(); // 32 random bytes, base64url
     const codeVerifier = oauth.generateRandomCodeVerifier(); // 32 random bytes, base64url (RFC 7636 §4.1)
-    const url = new URL(this.#as.authorization_endpoint as string);
-    url.searchParams.set('client_id', this.clientId);
-    url.searchParams.set('redirect_uri', this.redirectUri);
-    url.searchParams.set('response_type', 'code');
-    url.searchParams.set('scope', scopes.join(' ')); // URLSearchParams writes the spaces as `+` (spec 4.1)
-    url.searchParams.set('state', state);
-    url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(codeVerifier));
-    url.searchParams.set('code_challenge_method', 'S256'); // RFC 7636 §4.3; `plain` is never offered
-    return { url: url.href, state, codeVerifier, scopes };
+    // The base URL has no query (checked), so the parameters are the whole query, in this order.
+    const query = new URLSearchParams({
+      client_id: this.clientId,
+      redirect_uri: this.redirectUri,
+      response_type: 'code',
+      scope: scopes.join(' '), // URLSearchParams writes the spaces as `+` (spec 4.1)
+      state,
+      code_challenge: await oauth.calculatePKCECodeChallenge(codeVerifier),
+      code_challenge_method: 'S256', // RFC 7636 §4.3; `plain` is never offered
+    });
+    return { url: `${this.#as.authorization_endpoint}?${query}`, state, codeVerifier, scopes };
   }
 
   /**
@@ -164,7 +169,7 @@ export class OAuthClient {
    */
   async exchangeCode(callback: string | URL | URLSearchParams, checks: CallbackChecks): Promise<TokenSet> {
     if (typeof checks !== 'object' || checks === null) {
-      throw new ValidationError('exchangeCode() needs the { state, codeVerifier } saved by createAuthorizationUrl().', ['checks']);
+      invalidOption('checks', 'must be the { state, codeVerifier } saved by createAuthorizationUrl().');
     }
     requireString(checks.state, 'state');
     requireString(checks.codeVerifier, 'codeVerifier');
@@ -196,7 +201,7 @@ export class OAuthClient {
   async refresh(previous: string | TokenSet): Promise<TokenSet> {
     const refreshToken = typeof previous === 'string' ? previous : previous?.refreshToken;
     if (typeof refreshToken !== 'string' || refreshToken === '') {
-      throw new ValidationError('refresh() needs a refresh token, or a TokenSet that has one.', ['refreshToken']);
+      invalidOption('refreshToken', 'is missing: pass a refresh token, or a TokenSet that has one.');
     }
     const fallbackScopes = typeof previous === 'string' ? [] : previous.scopes;
     return this.#tokenRequest(
@@ -243,12 +248,7 @@ export class OAuthClient {
         throw new OAuthCallbackError('invalid_callback', 'The callback is not a URL. Pass the full callback URL, a URL object or its URLSearchParams.');
       }
     }
-    throw new ValidationError('The callback must be a URL string, a URL or URLSearchParams.', ['callback']);
-  }
-
-  /** Shown by console.log / util.inspect: everything but the secret. */
-  [INSPECT](): string {
-    return `OAuthClient { baseUrl: '${this.baseUrl}', clientId: '${this.clientId}', redirectUri: '${this.redirectUri}', clientSecret: [redacted] }`;
+    invalidOption('callback', 'must be a URL string, a URL or URLSearchParams.');
   }
 
   /** What `JSON.stringify` shows: the public settings, never the client secret. */
@@ -266,20 +266,20 @@ export class OAuthClient {
 
 function requireString(value: unknown, option: string): asserts value is string {
   if (typeof value !== 'string' || value.trim() === '') {
-    throw new ValidationError(`\`${option}\` must be a non-empty string.`, [option]);
+    invalidOption(option, 'must be a non-empty string.');
   }
 }
 
 /** RFC 6749 §3.1.2: the redirection endpoint is an absolute URI; it is sent exactly as given. */
 function checkRedirectUri(value: unknown): string {
   if (typeof value !== 'string' && !(value instanceof URL)) {
-    throw new ValidationError('`redirectUri` must be the absolute callback URL registered for the app.', ['redirectUri']);
+    invalidOption('redirectUri', 'must be the absolute callback URL registered for the app.');
   }
   const text = String(value);
   try {
     new URL(text);
   } catch {
-    throw new ValidationError(`\`redirectUri\` is not an absolute URL: "${text}".`, ['redirectUri']);
+    invalidOption('redirectUri', `is not an absolute URL: "${text}".`);
   }
   return text;
 }

@@ -3,13 +3,11 @@
  * one, a time-out that covers the whole exchange, and the SDK's own ConnectionError / TimeoutError.
  */
 import type { CustomFetchOptions } from 'oauth4webapi';
+import { bufferResponse } from '../buffer-response.js';
 import { ConnectionError, TimeoutError } from '../errors.js';
 
 /** A `fetch`-compatible function: the global fetch, undici's, or a test double. */
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
-
-/** Statuses whose Response must be built with a null body (Fetch standard). */
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 /**
  * Wraps `fetch` for token requests. The body is read inside the time-out (token answers are a few hundred
@@ -25,8 +23,7 @@ export function createTokenFetch(userFetch: FetchLike | undefined, timeoutMs: nu
       const response = await (userFetch ?? globalThis.fetch)(url, { ...options, signal: controller.signal });
       // An opaque redirect (status 0, browsers) cannot be rebuilt; oauth4webapi rejects it as non-conform.
       if (response.status < 200 || response.status > 599) return response;
-      const body = NULL_BODY_STATUSES.has(response.status) ? null : await response.arrayBuffer();
-      return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+      return await bufferResponse(response);
     } catch (error) {
       if (controller.signal.aborted) {
         throw new TimeoutError(

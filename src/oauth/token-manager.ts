@@ -4,9 +4,10 @@
 import { PostSchedError } from '../base-error.js';
 import { ValidationError } from '../errors.js';
 import { ReauthorizationRequiredError, TokenStoreError, type TokenStoreOperation } from './errors.js';
-import { INSPECT } from './inspect.js';
+import { inspectAs } from './inspect.js';
 import { describeTokens, MemoryTokenStore } from './memory-token-store.js';
 import type { AccessTokenProvider, TokenSet, TokenStore } from './types.js';
+import { invalidOption } from '../invalid-option.js';
 
 /** Refresh this long before expiry, so a token handed out stays valid through the request that uses it. */
 const DEFAULT_REFRESH_MARGIN_MS = 60_000;
@@ -75,23 +76,25 @@ export class TokenManager implements AccessTokenProvider {
 
   constructor(options: TokenManagerOptions) {
     if (typeof options?.oauth?.refresh !== 'function') {
-      throw new ValidationError('new TokenManager() needs `oauth`: an OAuthClient (anything with refresh(tokens)).', ['oauth']);
+      invalidOption('oauth', 'must be an OAuthClient (anything with refresh(tokens)).');
     }
     const margin = options.refreshMarginMs ?? DEFAULT_REFRESH_MARGIN_MS;
     if (typeof margin !== 'number' || !Number.isFinite(margin) || margin < 0) {
-      throw new ValidationError('`refreshMarginMs` must be a number of milliseconds, 0 or more.', ['refreshMarginMs']);
+      invalidOption('refreshMarginMs', 'must be a number of milliseconds, 0 or more.');
     }
     const store = options.store ?? new MemoryTokenStore();
     if (typeof store.get !== 'function' || typeof store.set !== 'function') {
-      throw new ValidationError('`store` must implement get() and set(tokens) (see TokenStore).', ['store']);
+      invalidOption('store', 'must implement get() and set(tokens) (see TokenStore).');
     }
     if (options.onTokens !== undefined && typeof options.onTokens !== 'function') {
-      throw new ValidationError('`onTokens` must be a function.', ['onTokens']);
+      invalidOption('onTokens', 'must be a function.');
     }
     this.refreshMarginMs = margin;
     this.#oauth = options.oauth;
     this.#store = store;
     this.#onTokens = options.onTokens;
+    // Shown by console.log / util.inspect: the margin and the expiry, never a token.
+    inspectAs(this, () => `TokenManager { refreshMarginMs: ${this.refreshMarginMs}, ${describeTokens(this.#cached)} }`);
   }
 
   /**
@@ -244,11 +247,6 @@ export class TokenManager implements AccessTokenProvider {
     }
   }
 
-  /** Shown by console.log / util.inspect: the margin and the expiry, never a token. */
-  [INSPECT](): string {
-    return `TokenManager { refreshMarginMs: ${this.refreshMarginMs}, ${describeTokens(this.#cached)} }`;
-  }
-
   /** What `JSON.stringify` shows: the settings, never a token. */
   toJSON(): {
     /** The refresh margin, in ms. */
@@ -278,6 +276,6 @@ function checkTokenSet(tokens: unknown): asserts tokens is TokenSet {
                 ? "has a tokenType other than 'bearer'"
                 : undefined;
   if (problem !== undefined) {
-    throw new ValidationError(`setTokens() needs a TokenSet as returned by exchangeCode(); this one ${problem}.`, ['tokens']);
+    invalidOption('tokens', `${problem}: pass the TokenSet from exchangeCode() to setTokens().`);
   }
 }

@@ -20,15 +20,17 @@ export interface Account {
 /** What `accounts.list` takes. */
 export type AccountListParams = ListParams;
 
+// Module-level schemas are built in `/* @__PURE__ */` IIFEs: the build puts the SDK in one chunk, and this lets a
+// user's bundler drop them when this resource is not imported (see inspectAs in oauth/inspect.ts).
 /**
  * The zod/mini schema answers are checked against. Exported for the SDK's own modules; not part of the
  * supported API (it may change in any release): type your code with `Account` instead.
  * @internal
  */
-export const AccountSchema = z.looseObject({ id: z.string(), platform: z.string(), name: z.string() });
+export const AccountSchema = /* @__PURE__ */ (() => z.looseObject({ id: z.string(), platform: z.string(), name: z.string() }))();
 
-const parseAccount = responseParser<Account>(AccountSchema, 'an account');
-const parseAccountPage = responseParser<Page<Account>>(pageSchema(AccountSchema), 'a page of accounts');
+const parseAccount = /* @__PURE__ */ (() => responseParser<Account>(AccountSchema, 'an account'))();
+const parseAccountPage = /* @__PURE__ */ (() => responseParser<Page<Account>>(pageSchema(AccountSchema), 'a page of accounts'))();
 
 /**
  * `client.accounts`: the connected social accounts of the user whose token the client uses.

@@ -22,21 +22,23 @@ export interface PostAnalytics {
   [field: string]: unknown;
 }
 
+// Module-level schemas are built in `/* @__PURE__ */` IIFEs: the build puts the SDK in one chunk, and this lets a
+// user's bundler drop them when this resource is not imported (see inspectAs in oauth/inspect.ts).
 /**
  * The zod/mini schema answers are checked against. Exported for the SDK's own modules; not part of the
  * supported API (it may change in any release): type your code with `PostAnalytics` instead.
  * @internal
  */
-export const PostAnalyticsSchema = z.looseObject({
+export const PostAnalyticsSchema = /* @__PURE__ */ (() => z.looseObject({
   post_id: z.string(),
   impressions: z.number(),
   likes: z.number(),
   shares: z.number(),
   comments: z.number(),
   clicks: z.number(),
-});
+}))();
 
-const parseAnalytics = responseParser<PostAnalytics>(PostAnalyticsSchema, 'post analytics');
+const parseAnalytics = /* @__PURE__ */ (() => responseParser<PostAnalytics>(PostAnalyticsSchema, 'post analytics'))();
 
 /**
  * `client.analytics`: post-level counters (scope `analytics:read`).

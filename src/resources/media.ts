@@ -1,6 +1,6 @@
 /** The media library: streamed uploads (scope media:write). */
 import * as z from 'zod/mini';
-import { ValidationError } from '../errors.js';
+import { invalidOption } from '../invalid-option.js';
 import type { APIPromise } from '../http/api-promise.js';
 import { multipartBody, type UploadFile, type UploadProgress } from '../http/multipart.js';
 import type { Pipeline, WriteRequestOptions } from '../http/request.js';
@@ -41,20 +41,22 @@ export interface MediaUploadOptions extends WriteRequestOptions {
   onProgress?: (progress: UploadProgress) => void;
 }
 
+// Module-level schemas are built in `/* @__PURE__ */` IIFEs: the build puts the SDK in one chunk, and this lets a
+// user's bundler drop them when this resource is not imported (see inspectAs in oauth/inspect.ts).
 /**
  * The zod/mini schema answers are checked against. Exported for the SDK's own modules; not part of the
  * supported API (it may change in any release): type your code with `MediaItem` instead.
  * @internal
  */
-export const MediaItemSchema = z.looseObject({
+export const MediaItemSchema = /* @__PURE__ */ (() => z.looseObject({
   id: z.string(),
   filename: z.string(),
   content_type: z.string(),
   size: z.number(),
   created_at: z.string(),
-});
+}))();
 
-const parseMediaItem = responseParser<MediaItem>(MediaItemSchema, 'a media item');
+const parseMediaItem = /* @__PURE__ */ (() => responseParser<MediaItem>(MediaItemSchema, 'a media item'))();
 
 /**
  * `client.media`: streamed uploads to the media library (scope `media:write`); attach the returned ids to posts
@@ -102,12 +104,12 @@ export class Media {
 /** The given filename, a File's name, or the last segment of a file stream's `path`. */
 function filenameOf({ file, filename }: MediaUploadParams): string {
   if (filename !== undefined) {
-    if (typeof filename !== 'string' || filename === '') throw new ValidationError('`filename` must be a non-empty string.', ['filename']);
+    if (typeof filename !== 'string' || filename === '') invalidOption('filename', 'must be a non-empty string.');
     return filename;
   }
   const name = (file as { name?: unknown }).name;
   if (typeof name === 'string' && name !== '') return name;
   const path = (file as { path?: unknown }).path;
   if (typeof path === 'string' && path !== '') return path.split(/[\\/]/).pop() || path;
-  throw new ValidationError('Give a `filename`: the service names the media item after it.', ['filename']);
+  return invalidOption('filename', 'is needed: the service names the media item after it.');
 }

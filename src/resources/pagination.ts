@@ -32,12 +32,17 @@ export function pageSchema(item: z.ZodMiniType): z.ZodMiniType {
   return z.looseObject({ data: z.array(item), next_cursor: z.nullish(z.string()) });
 }
 
-const ListParamsSchema = z.looseObject({
-  limit: z.optional(z.int({ error: 'must be a positive integer (the total number of items wanted)' }).check(z.positive({ error: 'must be a positive integer' }))),
-  pageSize: z.optional(
-    z.int({ error: 'must be an integer from 1 to 100' }).check(z.minimum(1, { error: 'must be at least 1' }), z.maximum(MAX_PAGE_SIZE, { error: 'must be at most 100' })),
-  ),
-});
+// z.custom with Number.isSafeInteger (what z.int() checks) rather than z.int().check(z.minimum(), …): the same
+// answers without zod's number-format machinery in every bundle.
+const wholeNumber = (max: number, error: string) =>
+  z.optional(z.custom<number>((value) => Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) <= max, { error }));
+
+// Module-level schemas are built in `/* @__PURE__ */` IIFEs: the build puts the SDK in one chunk, and this lets a
+// user's bundler drop them when this resource is not imported (see inspectAs in oauth/inspect.ts).
+const ListParamsSchema = /* @__PURE__ */ (() => z.looseObject({
+  limit: wholeNumber(Infinity, 'must be a positive integer (the total number of items wanted)'),
+  pageSize: wholeNumber(MAX_PAGE_SIZE, `must be an integer from 1 to ${MAX_PAGE_SIZE}`),
+}))();
 
 /** Checks list params before anything is sent. */
 export function checkListParams(params: ListParams): void {

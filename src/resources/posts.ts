@@ -65,12 +65,14 @@ export interface PostListParams extends ListParams {
   status?: PostStatus;
 }
 
+// Module-level schemas are built in `/* @__PURE__ */` IIFEs: the build puts the SDK in one chunk, and this lets a
+// user's bundler drop them when this resource is not imported (see inspectAs in oauth/inspect.ts).
 /**
  * The zod/mini schema answers are checked against. Exported for the SDK's own modules; not part of the
  * supported API (it may change in any release): type your code with `Post` instead.
  * @internal
  */
-export const PostSchema = z.looseObject({
+export const PostSchema = /* @__PURE__ */ (() => z.looseObject({
   id: z.string(),
   account_ids: z.array(z.string()),
   publish_at: z.string(),
@@ -79,29 +81,43 @@ export const PostSchema = z.looseObject({
   media_ids: z.optional(z.array(z.string())),
   created_at: z.string(),
   published_at: z.optional(z.string()),
-});
+}))();
 
-const accountIds = z.array(z.string().check(z.minLength(1, { error: 'must be a non-empty account id' })), {
+// z.refine (the z.custom machinery, already in the bundle for publish_at) rather than z.minLength: same checks.
+const accountIds = /* @__PURE__ */ (() => z.array(z.string().check(z.refine((id) => id !== '', { error: 'must be a non-empty account id' })), {
   error: 'must be an array of account ids',
-}).check(z.minLength(1, { error: 'must name at least one account' }));
+}).check(z.refine((ids) => ids.length > 0, { error: 'must name at least one account' })))();
 
-// ISO 8601 with seconds and a zone (Z or ±hh:mm): a time without a zone would be read in the local zone.
-const PUBLISH_AT_ERROR = 'must be a valid Date or an ISO 8601 date-time with a time zone, such as "2025-06-01T09:30:00Z"';
-const publishAt = z.union([z.date({ error: PUBLISH_AT_ERROR }), z.iso.datetime({ offset: true, error: PUBLISH_AT_ERROR })], {
-  error: PUBLISH_AT_ERROR,
-});
+// RFC 3339 date-time with seconds and a zone (Z or ±hh:mm): a time without a zone would be read in the local zone.
+// A hand-written check, not z.union([z.date(), z.iso.datetime()]): those two pull ~2 KB of zod (the union
+// machinery and its calendar regex) into every bundle for this one field.
+const ISO_DATE_TIME = /^(\d{4})-(\d\d)-(\d\d)T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
 
-const CreateInput = z.looseObject(
+function isPublishAt(value: unknown): value is Date | string {
+  if (value instanceof Date) return !Number.isNaN(value.getTime());
+  const match = typeof value === 'string' ? ISO_DATE_TIME.exec(value) : null;
+  if (match === null) return false;
+  // The calendar check (no 31 April, 29 February only in leap years), as a round trip through Date.
+  const day = new Date(0);
+  day.setUTCFullYear(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
+  return day.getUTCMonth() === Number(match[2]) - 1 && day.getUTCDate() === Number(match[3]);
+}
+
+const publishAt = /* @__PURE__ */ (() => z.custom<Date | string>(isPublishAt, {
+  error: 'must be a valid Date or an ISO 8601 date-time with a time zone, such as "2025-06-01T09:30:00Z"',
+}))();
+
+const CreateInput = /* @__PURE__ */ (() => z.looseObject(
   { account_ids: accountIds, publish_at: publishAt },
   { error: 'pass an object such as { account_ids: ["acc_1"], publish_at: new Date(…) }' },
-);
-const UpdateInput = z.looseObject(
+))();
+const UpdateInput = /* @__PURE__ */ (() => z.looseObject(
   { account_ids: z.optional(accountIds), publish_at: z.optional(publishAt) },
   { error: 'pass an object with the fields to change' },
-);
+))();
 
-const parsePost = responseParser<Post>(PostSchema, 'a post');
-const parsePostPage = responseParser<Page<Post>>(pageSchema(PostSchema), 'a page of posts');
+const parsePost = /* @__PURE__ */ (() => responseParser<Post>(PostSchema, 'a post'))();
+const parsePostPage = /* @__PURE__ */ (() => responseParser<Page<Post>>(pageSchema(PostSchema), 'a page of posts'))();
 
 /**
  * `client.posts`: schedule, read, change, cancel and list posts.

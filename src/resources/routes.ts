@@ -3,7 +3,7 @@
  * base URL, which carries any version prefix. Paths are relative (ky's `prefixUrl`), ids path-encoded.
  * The scope each route needs is in brackets.
  */
-import { ValidationError } from '../errors.js';
+import { invalidOption } from '../invalid-option.js';
 
 /** One endpoint: its HTTP method and its path relative to the base URL. */
 export interface Route {
@@ -48,10 +48,10 @@ export const routes = {
  */
 export function pathId(id: unknown, name: string): string {
   if (typeof id !== 'string' || id === '') {
-    throw new ValidationError(`\`${name}\` must be a non-empty string, got ${id === '' ? 'an empty string' : typeof id}.`, [name]);
+    invalidOption(name, `must be a non-empty string, got ${id === '' ? 'an empty string' : typeof id}.`);
   }
   if (id === '.' || id === '..') {
-    throw new ValidationError(`\`${name}\` cannot be "${id}": it is not an id.`, [name]);
+    invalidOption(name, `cannot be "${id}": it is not an id.`);
   }
   return encodeURIComponent(id);
 }

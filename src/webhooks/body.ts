@@ -24,7 +24,7 @@ export function toRawBody(body: unknown): string | Uint8Array {
   return reject('body_not_raw', `Body is ${kind}; pass the raw body: express.raw(), request.text()`);
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const utf8 = /* @__PURE__ */ new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Text of the body; invalid UTF-8 is refused rather than replaced, like a JSON parser would. */
 export function bodyText(body: string | Uint8Array): string {

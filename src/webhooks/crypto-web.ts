@@ -9,7 +9,7 @@
 import type { HmacBackend } from './backend.js';
 import { equalsHex } from './hex.js';
 
-const encoder = new TextEncoder();
+const encoder = /* @__PURE__ */ new TextEncoder();
 
 /** Imported keys by secret: importing costs about as much as the HMAC itself. Bounded, oldest out first. */
 const keys = new Map<string, Promise<CryptoKey>>();

@@ -90,27 +90,23 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function invalid(problem: string): never {
-  return reject('invalid_event', `Signed body is not an event: ${problem}`);
+function invalid(field: string): never {
+  return reject('invalid_event', `Signed body is not an event: bad ${field}`);
 }
 
 /** Checks the envelope (and the known fields of known events); returns the parsed body itself. */
 export function toWebhookEvent(body: unknown): WebhookEvent {
-  if (!isObject(body)) invalid('not an object');
+  if (!isObject(body)) invalid('body (not an object)');
   const { event, created_at: createdAt, data } = body;
-  if (typeof event !== 'string' || event === '') invalid('bad event');
-  if (typeof createdAt !== 'string') invalid('bad created_at');
-  if (!isObject(data)) invalid('bad data');
+  if (typeof event !== 'string' || event === '') invalid('event');
+  if (typeof createdAt !== 'string') invalid('created_at');
+  if (!isObject(data)) invalid('data');
   if (!(WEBHOOK_EVENT_TYPES as readonly string[]).includes(event)) {
     return { ...body, event: 'unknown', originalEvent: event } as UnknownWebhookEvent;
   }
-  if (typeof data.id !== 'string') invalid('bad data.id');
+  if (typeof data.id !== 'string') invalid('data.id');
   const accounts = data.account_ids;
-  if (!Array.isArray(accounts) || !accounts.every((id) => typeof id === 'string')) {
-    invalid('bad data.account_ids');
-  }
-  if (event === 'post.published' && typeof data.published_at !== 'string') {
-    invalid('bad data.published_at');
-  }
+  if (!Array.isArray(accounts) || !accounts.every((id) => typeof id === 'string')) invalid('data.account_ids');
+  if (event === 'post.published' && typeof data.published_at !== 'string') invalid('data.published_at');
   return body as unknown as KnownWebhookEvent;
 }

@@ -57,10 +57,10 @@ function checkClock(timestamp: number, options: VerifyWebhookClockOptions): void
   }
   const age = seconds(options.now, 'now') - timestamp;
   if (age > tolerance) {
-    reject('timestamp_too_old', `Timestamp is ${age}s old, over the ${tolerance}s tolerance: a replay, or a slow clock`);
+    reject('timestamp_too_old', `Timestamp ${age}s old, over ${tolerance}s tolerance: a replay, or a slow clock`);
   }
   if (-age > tolerance) {
-    reject('timestamp_in_future', `Timestamp is ${-age}s ahead, over the ${tolerance}s tolerance: check the clock`);
+    reject('timestamp_in_future', `Timestamp ${-age}s ahead, over ${tolerance}s tolerance: check the clock`);
   }
 }
 
@@ -88,7 +88,7 @@ export async function verifyWith(backend: HmacBackend, options: VerifyWebhookOpt
     expected = await Promise.all(macs);
   }
   if (!expected.some((mac) => signatures.some((received) => backend.equal(mac, received)))) {
-    reject('no_matching_signature', 'No v1 signature matches: check the secret, and pass the raw body');
+    reject('no_matching_signature', 'No v1 signature matches: check the secret; pass the raw body');
   }
   if (parsed === UNPARSED) parsed = parseJson(body);
   // No `cause`: the engine's message quotes the body.
@@ -121,7 +121,7 @@ export async function verifyRequestWith(
     // or if this is not a Fetch Request (an Express req: use verifyWebhook with express.raw()).
     body = await request.arrayBuffer();
   } catch {
-    reject('body_not_raw', 'Request body is unreadable or already read: verify before request.json()');
+    reject('body_not_raw', 'Body unreadable or already read: verify before request.json()');
   }
   return verifyWith(backend, { ...options, body, signature: request.headers, secret });
 }

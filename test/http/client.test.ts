@@ -39,5 +39,6 @@ describe('new PostSched()', () => {
       expect(text).toContain('https://x.test/v1');
       expect(text).not.toContain(secret);
     }
+    expect(inspect(client)).toBe("PostSched { baseUrl: 'https://x.test/v1' }");
   });
 });

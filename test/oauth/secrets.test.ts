@@ -41,6 +41,7 @@ describe('redaction', () => {
     expect(inspect(oauth)).toContain('clientSecret: [redacted]');
     expect(inspect(manager)).toMatch(/TokenManager \{ refreshMarginMs: 60000, hasTokens: true, expiresAt: /);
     expect(JSON.parse(JSON.stringify(store))).toEqual({ hasTokens: true });
+    expect(inspect(store)).toMatch(/^MemoryTokenStore \{ hasTokens: true, expiresAt: /);
   });
 
   it('shows no secret in the errors of a whole failing flow: bad callback, refused code, broken answers, refused refresh', async () => {

@@ -99,4 +99,16 @@ describe('pagination', () => {
   it.each([{ limit: 0 }, { limit: 1.5 }, { pageSize: 0 }, { pageSize: 101 }])('rejects %j before any request', (params) => {
     expect(() => client().posts.list(params)).toThrow(ValidationError);
   });
+
+  it.each([{ limit: '5' }, { limit: 2 ** 53 }, { limit: Number.NaN }, { pageSize: 2.5 }, { pageSize: '10' }])(
+    'rejects %j (not a safe whole number) naming the field',
+    (params) => {
+      const field = Object.keys(params)[0]!;
+      expect(() => client().posts.list(params as never)).toThrow(expect.objectContaining({ path: [field], message: expect.stringContaining(field) }));
+    },
+  );
+
+  it('accepts limit 1 and pageSize 100, the edges', () => {
+    expect(() => client().posts.list({ limit: 1, pageSize: 100 })).not.toThrow();
+  });
 });

@@ -132,6 +132,24 @@ describe('posts', () => {
     expect(seen).toHaveLength(0);
   });
 
+  it.each(['2028-02-29T09:00:00Z', '2030-06-01T09:30:00.123+02:00', '2030-12-31T23:59:59-05:30'])(
+    'accepts publish_at %s (leap day, offset, fractional seconds) and sends it as UTC',
+    async (publishAt) => {
+      const seen = record(() => HttpResponse.json(wirePost()));
+      await client().posts.create({ account_ids: ['acc_1'], publish_at: publishAt });
+      expect((seen[0]!.body as { publish_at: string }).publish_at).toBe(new Date(publishAt).toISOString());
+    },
+  );
+
+  it.each(['2029-02-29T09:00:00Z', '2030-04-31T09:00:00Z', '2030-01-01T24:00:00Z', '2030-01-01T09:00Z', '2030-01-01T09:00:00+25:00'])(
+    'rejects publish_at %s (no such day or time, no seconds, bad offset)',
+    async (publishAt) => {
+      await expect(client().posts.create({ account_ids: ['acc_1'], publish_at: publishAt })).rejects.toMatchObject({
+        path: ['publish_at'],
+      });
+    },
+  );
+
   it('rejects an invalid publish_at in update too', async () => {
     await expect(client().posts.update('post_1', { publish_at: 'soon' })).rejects.toMatchObject({ path: ['publish_at'] });
   });

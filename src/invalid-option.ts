@@ -1,0 +1,10 @@
+/**
+ * The shape most input checks share: a `ValidationError` whose message starts with the option's name in
+ * backticks and whose `path` is that name. One helper, so each check in the SDK is one short call.
+ */
+import { ValidationError } from './errors.js';
+
+/** Throws `ValidationError("`name` problem", path)`; `problem` says what is wrong and how to fix it. */
+export function invalidOption(name: string, problem: string, path: ReadonlyArray<string | number> = [name]): never {
+  throw new ValidationError(`\`${name}\` ${problem}`, path);
+}
