@@ -10,6 +10,8 @@ import os from 'node:os';
 import { ensureBuilt } from './lib/build.js';
 import { measureBundles } from './measures/bundle.js';
 import { measureColdImport } from './measures/cold-import.js';
+import { measureLatency } from './measures/latency.js';
+import { measureThroughput } from './measures/throughput.js';
 import { measureWebhooks } from './measures/webhooks.js';
 import { toConsole, toMarkdown, type Section } from './lib/report.js';
 
@@ -19,6 +21,8 @@ const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.
 type Measure = { name: string; usesDist?: boolean; run: () => Promise<Section | Section[]> };
 const measures: Measure[] = [
   { name: 'webhooks', run: () => measureWebhooks({ quick }) },
+  { name: 'latency', run: () => measureLatency({ quick }) },
+  { name: 'throughput', run: () => measureThroughput({ quick }) },
   { name: 'bundle', usesDist: true, run: () => measureBundles() },
   { name: 'cold-import', usesDist: true, run: () => measureColdImport({ runs: quick ? 5 : 10 }) },
 ];
