@@ -28,17 +28,22 @@ export function attemptFetch(context: AttemptContext): (input: Request | URL | s
   let refreshed = false;
 
   const send = async (request: Request, init: RequestInit | undefined, token: string): Promise<Response> => {
-    const headers = new Headers(request.headers);
-    headers.set('authorization', `Bearer ${token}`); // RFC 6750 §2.1
-    const outgoing = new Request(request, {
-      headers,
-      ...(context.body === undefined ? {} : { body: context.body.create(request.signal), duplex: 'half' }),
-    } as RequestInit);
+    // ky hands each attempt its own Request (it keeps a clone for the next attempt, and that clone is what
+    // its HTTPError carries), so the header can be set in place: one Request and one AbortSignal fewer per
+    // call than copying it. ky's TimeoutError does hold this request; the pipeline never lets it out.
+    // A streamed body is attached here (body.ts says why), which takes a new Request.
+    const outgoing =
+      context.body === undefined
+        ? request
+        : new Request(request, { body: context.body.create(request.signal), duplex: 'half' } as RequestInit);
+    outgoing.headers.set('authorization', `Bearer ${token}`); // RFC 6750 §2.1
     const retry = sent++;
-    const path = new URL(request.url).pathname;
     const started = performance.now();
-    const log = (outcome: number | string) =>
+    const log = (outcome: number | string) => {
+      if (context.logger === undefined) return; // no URL parsing per call when nobody listens
+      const path = new URL(request.url).pathname;
       logAttempt(context.logger, { method: request.method, path, outcome, durationMs: performance.now() - started, retry });
+    };
     try {
       const response = await bufferResponse(await context.fetch(outgoing, init));
       log(response.status);
@@ -58,8 +63,9 @@ export function attemptFetch(context: AttemptContext): (input: Request | URL | s
   return async (input, init) => {
     // ky always passes a Request; the wider type is ky's `fetch` signature.
     const request = input instanceof Request ? input : new Request(input, init);
-    // Kept for the one re-send after a 401: sending consumes the request's body.
-    const spare = refreshed ? undefined : request.clone();
+    // Kept for the one re-send after a 401: sending consumes the request's body (a body-less request can
+    // simply be sent again; cloning it would cost a Request and an AbortSignal on every call).
+    const spare = refreshed ? undefined : request.body === null ? request : request.clone();
     const token = await context.tokens.get();
     const response = await send(request, init, token);
     if (response.status !== 401 || refreshed || spare === undefined) return response;
@@ -74,9 +80,25 @@ export function attemptFetch(context: AttemptContext): (input: Request | URL | s
 /** Null-body statuses (Fetch standard): a Response with one of these cannot be given a body. */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
+/** The bytes of each buffered answer, so the pipeline reads them without cloning the Response (a tee). */
+const bufferedBodies = new WeakMap<Response, ArrayBuffer>();
+const decoder = new TextDecoder();
+
 async function bufferResponse(response: Response): Promise<Response> {
   const body = NULL_BODY_STATUSES.has(response.status) ? null : await response.arrayBuffer();
-  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  const buffered = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  if (body !== null) bufferedBodies.set(buffered, body);
+  return buffered;
+}
+
+/**
+ * The text of an answer, leaving the Response's own body unread for `withResponse()`. Answers that came
+ * through `attemptFetch` are decoded from the bytes it buffered; any other is read through a clone.
+ */
+export async function responseText(response: Response): Promise<string> {
+  const bytes = bufferedBodies.get(response);
+  // UTF-8 with the BOM stripped, as Response.text() decodes.
+  return bytes === undefined ? response.clone().text() : decoder.decode(bytes);
 }
 
 function errorName(error: unknown): string {
