@@ -8,6 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { ensureBuilt } from './lib/build.js';
+import { measureAccessToken } from './measures/access-token.js';
 import { measureBundles } from './measures/bundle.js';
 import { measureColdImport } from './measures/cold-import.js';
 import { measureLatency } from './measures/latency.js';
@@ -23,6 +24,7 @@ const measures: Measure[] = [
   { name: 'webhooks', run: () => measureWebhooks({ quick }) },
   { name: 'latency', run: () => measureLatency({ quick }) },
   { name: 'throughput', run: () => measureThroughput({ quick }) },
+  { name: 'access-token', run: () => measureAccessToken({ quick }) },
   { name: 'bundle', usesDist: true, run: () => measureBundles() },
   { name: 'cold-import', usesDist: true, run: () => measureColdImport({ runs: quick ? 5 : 10 }) },
 ];
