@@ -31,11 +31,15 @@ export function attemptFetch(context: AttemptContext): (input: Request | URL | s
     // ky hands each attempt its own Request (it keeps a clone for the next attempt, and that clone is what
     // its HTTPError carries), so the header can be set in place: one Request and one AbortSignal fewer per
     // call than copying it. ky's TimeoutError does hold this request; the pipeline never lets it out.
-    // A streamed body is attached here (body.ts says why), which takes a new Request.
+    // A streamed body is attached here (body.ts says why), which takes a new Request. `redirect: 'error'`:
+    // in any other mode fetch clones the request before sending it (Fetch standard, HTTP-network-or-cache
+    // fetch, step 8.2), and cloning tees the body: the idle branch kept every byte of the upload (a 256 MB
+    // file grew memory by 256 MB on Node 20). A stream cannot be re-sent after a 307/308 anyway, and a
+    // 301/302 would turn the upload into a body-less GET.
     const outgoing =
       context.body === undefined
         ? request
-        : new Request(request, { body: context.body.create(request.signal), duplex: 'half' } as RequestInit);
+        : new Request(request, { body: context.body.create(request.signal), duplex: 'half', redirect: 'error' } as RequestInit);
     outgoing.headers.set('authorization', `Bearer ${token}`); // RFC 6750 §2.1
     const retry = sent++;
     const started = performance.now();
