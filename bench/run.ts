@@ -13,6 +13,7 @@ import { measureBundles } from './measures/bundle.js';
 import { measureColdImport } from './measures/cold-import.js';
 import { measureLatency } from './measures/latency.js';
 import { measureThroughput } from './measures/throughput.js';
+import { measureUploadMemory } from './measures/upload-memory.js';
 import { measureWebhooks } from './measures/webhooks.js';
 import { toConsole, toMarkdown, type Section } from './lib/report.js';
 
@@ -25,6 +26,7 @@ const measures: Measure[] = [
   { name: 'latency', run: () => measureLatency({ quick }) },
   { name: 'throughput', run: () => measureThroughput({ quick }) },
   { name: 'access-token', run: () => measureAccessToken({ quick }) },
+  { name: 'upload-memory', run: () => measureUploadMemory({ quick }) },
   { name: 'bundle', usesDist: true, run: () => measureBundles() },
   { name: 'cold-import', usesDist: true, run: () => measureColdImport({ runs: quick ? 5 : 10 }) },
 ];
