@@ -12,6 +12,7 @@ import { measureAccessToken } from './measures/access-token.js';
 import { measureBundles } from './measures/bundle.js';
 import { measureColdImport } from './measures/cold-import.js';
 import { measureLatency } from './measures/latency.js';
+import { measurePaginationHeap } from './measures/pagination-heap.js';
 import { measureThroughput } from './measures/throughput.js';
 import { measureUploadMemory } from './measures/upload-memory.js';
 import { measureWebhooks } from './measures/webhooks.js';
@@ -27,6 +28,7 @@ const measures: Measure[] = [
   { name: 'throughput', run: () => measureThroughput({ quick }) },
   { name: 'access-token', run: () => measureAccessToken({ quick }) },
   { name: 'upload-memory', run: () => measureUploadMemory({ quick }) },
+  { name: 'pagination-heap', run: () => measurePaginationHeap({ quick }) },
   { name: 'bundle', usesDist: true, run: () => measureBundles() },
   { name: 'cold-import', usesDist: true, run: () => measureColdImport({ runs: quick ? 5 : 10 }) },
 ];
