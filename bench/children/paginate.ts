@@ -1,7 +1,7 @@
 /**
  * Child process of the pagination-heap measure (run with --expose-gc): walks every post of the list with
  * `for await`, and after a forced GC samples the heap before the walk and, every `sampleEvery` pages, in the
- * middle of a page. Also measures the heap one parsed page holds. Prints JSON on stdout.
+ * middle of a page (all samples are printed). Also measures the heap one parsed page holds. Prints JSON on stdout.
  * `node --expose-gc --import tsx paginate.ts <ours|floor> <baseUrl> <pageSize> <sampleEvery>`
  * `floor` walks the same pages with bare fetch + JSON.parse in an async generator.
  */
@@ -45,8 +45,8 @@ async function* floorWalk(limit = Infinity): AsyncGenerator<Item> {
 const walk = (limit?: number): AsyncIterable<Item> =>
   mode === 'floor' ? floorWalk(limit) : client.posts.list(limit === undefined ? { pageSize } : { pageSize, limit });
 
-// Warm-up over 50 pages (modules, JIT, connection), then what one page costs to hold.
-for await (const item of walk(50 * pageSize)) if (item.id === '') throw new Error('empty id');
+// Warm-up over 200 pages (modules, JIT tiers, connection), then what one page costs to hold.
+for await (const item of walk(200 * pageSize)) if (item.id === '') throw new Error('empty id');
 // Ten pages held at once, for a figure above the GC's noise.
 const held: Item[] = [];
 await heap();
@@ -57,13 +57,13 @@ if (held.length !== 10 * pageSize) throw new Error('the held pages were short');
 held.length = 0;
 
 const before = await heap();
-let peak = before;
+const samples: number[] = [];
 let count = 0;
 for await (const item of walk()) {
   if (item.id !== `post_${count}`) throw new Error(`item ${count} is ${item.id}`);
   count++;
   // Mid-page: this page is held by the loop, the next is not fetched yet.
-  if (count % pageSize === pageSize / 2 && Math.floor(count / pageSize) % sampleEvery === 0) peak = Math.max(peak, await heap());
+  if (count % pageSize === pageSize / 2 && Math.floor(count / pageSize) % sampleEvery === 0) samples.push(await heap());
 }
 const after = await heap();
-process.stdout.write(`${JSON.stringify({ count, before, peak, after, onePage })}\n`);
+process.stdout.write(`${JSON.stringify({ count, before, samples, after, onePage })}\n`);
