@@ -3,7 +3,8 @@
  * bench/RESULTS.md. `npm run bench -- --quick` is a short version (under a minute). Benchmarks never fail:
  * they print the truth; the verdict column says whether each target was met.
  * Bundle size and cold import measure what we ship (dist/): when a selected measure needs it and dist/ is
- * missing or older than src/, `npm run build` runs first.
+ * missing or older than src/, `npm run build` runs first. The other measures run the sources through tsx.
+ * `--only=latency,throughput` runs some measures (and does not write RESULTS.md).
  */
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -33,6 +34,7 @@ const measures: Measure[] = [
   { name: 'cold-import', usesDist: true, run: () => measureColdImport({ runs: quick ? 5 : 10 }) },
 ];
 
+const loadAtStart = os.loadavg()[0]!;
 const selected = measures.filter((m) => only === undefined || only.split(',').includes(m.name));
 if (selected.length === 0) {
   console.error(`--only matched no measure; known: ${measures.map((m) => m.name).join(', ')}`);
@@ -68,7 +70,9 @@ const header = [
   '',
   `Written by \`npm run bench${quick ? ' -- --quick' : ''}\` on ${new Date().toISOString().slice(0, 10)}: ` +
     `Node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.platform()}.`,
-  'Absolute numbers drift on a shared machine; each verdict comes from ratios measured in the same run.',
+  `Load average (1 min) ${loadAtStart.toFixed(1)} at the start, ${os.loadavg()[0]!.toFixed(1)} at the end, on ` +
+    `${os.cpus().length} cores: absolute numbers drift on a shared machine; each verdict comes from ratios ` +
+    'measured in the same run (except the absolute targets: calls/s, MB, KB, ms).',
 ].join('\n');
 if (only === undefined) {
   writeFileSync(new URL('./RESULTS.md', import.meta.url), toMarkdown(sections, header));
