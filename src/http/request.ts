@@ -5,6 +5,7 @@
 import ky, { type Options as KyOptions } from 'ky';
 import { ResponseValidationError } from '../errors.js';
 import { APIPromise, type WithResponse } from './api-promise.js';
+import { responseText } from '../buffer-response.js';
 import { attemptFetch } from './attempt.js';
 import type { TokenSource } from './auth.js';
 import type { BodySource } from './body.js';
@@ -123,7 +124,7 @@ export class Pipeline {
     } catch (error) {
       throw await toSDKError(error, { signal, timeoutMs });
     }
-    const text = await response.clone().text();
+    const text = await responseText(response);
     const raw = parseBody(text);
     if (typeof raw === 'string') {
       throw new ResponseValidationError(notJsonMessage(spec.method, spec.path, response), [], text);

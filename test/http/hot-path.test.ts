@@ -1,0 +1,42 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { PostSched } from '@postsched/sdk';
+import { JSON_HEADERS, wirePost } from '../helpers.js';
+
+/**
+ * The per-call work of a plain GET (bench/RESULTS.md, latency and throughput): no Response tee and no
+ * Request copy beyond the one ky keeps for its retries. Counted, not timed.
+ */
+describe('the hot path of a GET', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('reads the answer without cloning the Response, and the body stays readable on withResponse()', async () => {
+    const responseClone = vi.spyOn(Response.prototype, 'clone');
+    const client = new PostSched({
+      baseUrl: 'http://127.0.0.1:1',
+      auth: 'tok_1',
+      fetch: async () => new Response(`\uFEFF${JSON.stringify(wirePost({ text: 'Grüße 👋' }))}`, { headers: JSON_HEADERS }),
+    });
+    const { data, response } = await client.posts.get('post_1').withResponse();
+    expect(responseClone).not.toHaveBeenCalled();
+    // Decoded like Response.text(): UTF-8, byte order mark dropped.
+    expect(data.text).toBe('Grüße 👋');
+    expect(JSON.parse((await response.text()).replace(/^\uFEFF/, ''))).toMatchObject({ id: 'post_1' });
+  });
+
+  it('sends a GET with one Request clone (ky’s, kept for retries) and the token on the request fetch gets', async () => {
+    const requestClone = vi.spyOn(Request.prototype, 'clone');
+    const seen: Request[] = [];
+    const client = new PostSched({
+      baseUrl: 'http://127.0.0.1:1',
+      auth: 'tok_1',
+      fetch: async (request) => {
+        seen.push(request);
+        return Response.json(wirePost(), { headers: JSON_HEADERS });
+      },
+    });
+    await client.posts.get('post_1');
+    expect(requestClone).toHaveBeenCalledTimes(1);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.headers.get('authorization')).toBe('Bearer tok_1');
+  });
+});
