@@ -22,12 +22,8 @@ export type AccountListParams = ListParams;
 
 // Module-level schemas are built in `/* @__PURE__ */` IIFEs: the build puts the SDK in one chunk, and this lets a
 // user's bundler drop them when this resource is not imported (see inspectAs in oauth/inspect.ts).
-/**
- * The zod/mini schema answers are checked against. Exported for the SDK's own modules; not part of the
- * supported API (it may change in any release): type your code with `Account` instead.
- * @internal
- */
-export const AccountSchema = /* @__PURE__ */ (() => z.looseObject({ id: z.string(), platform: z.string(), name: z.string() }))();
+// The shape answers are checked against (zod/mini): required known fields, unknown fields kept.
+const AccountSchema = /* @__PURE__ */ (() => z.looseObject({ id: z.string(), platform: z.string(), name: z.string() }))();
 
 const parseAccount = /* @__PURE__ */ (() => responseParser<Account>(AccountSchema, 'an account'))();
 const parseAccountPage = /* @__PURE__ */ (() => responseParser<Page<Account>>(pageSchema(AccountSchema), 'a page of accounts'))();

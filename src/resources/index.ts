@@ -2,6 +2,6 @@
 export * from './accounts.js';
 export * from './analytics.js';
 export * from './media.js';
-export * from './pagination.js';
+export { Paginator, type ListParams, type Page } from './pagination.js';
 export * from './posts.js';
 export { routes, type Route } from './routes.js';

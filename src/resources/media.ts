@@ -43,12 +43,8 @@ export interface MediaUploadOptions extends WriteRequestOptions {
 
 // Module-level schemas are built in `/* @__PURE__ */` IIFEs: the build puts the SDK in one chunk, and this lets a
 // user's bundler drop them when this resource is not imported (see inspectAs in oauth/inspect.ts).
-/**
- * The zod/mini schema answers are checked against. Exported for the SDK's own modules; not part of the
- * supported API (it may change in any release): type your code with `MediaItem` instead.
- * @internal
- */
-export const MediaItemSchema = /* @__PURE__ */ (() => z.looseObject({
+// The shape answers are checked against (zod/mini): required known fields, unknown fields kept.
+const MediaItemSchema = /* @__PURE__ */ (() => z.looseObject({
   id: z.string(),
   filename: z.string(),
   content_type: z.string(),

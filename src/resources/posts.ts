@@ -67,12 +67,8 @@ export interface PostListParams extends ListParams {
 
 // Module-level schemas are built in `/* @__PURE__ */` IIFEs: the build puts the SDK in one chunk, and this lets a
 // user's bundler drop them when this resource is not imported (see inspectAs in oauth/inspect.ts).
-/**
- * The zod/mini schema answers are checked against. Exported for the SDK's own modules; not part of the
- * supported API (it may change in any release): type your code with `Post` instead.
- * @internal
- */
-export const PostSchema = /* @__PURE__ */ (() => z.looseObject({
+// The shape answers are checked against (zod/mini): required known fields, unknown fields kept.
+const PostSchema = /* @__PURE__ */ (() => z.looseObject({
   id: z.string(),
   account_ids: z.array(z.string()),
   publish_at: z.string(),
