@@ -3,13 +3,14 @@
  * the HTTP status picks the class, the body is kept). Nothing from the request (its headers hold the
  * access token) is carried over: only the answer's status, headers and body.
  */
-import { isHTTPError, isTimeoutError } from 'ky';
 import { makeAPIError, TimeoutError } from '../errors.js';
+import type { KyGuards } from './ky.js';
 import { retryAfterMs } from './retry.js';
 
 export async function toSDKError(
   error: unknown,
   context: { signal: AbortSignal | undefined; timeoutMs: number },
+  { isHTTPError, isTimeoutError }: KyGuards,
 ): Promise<unknown> {
   // Like fetch, an aborted call rejects with the signal's reason (an AbortError unless the caller gave one).
   if (context.signal?.aborted === true) return context.signal.reason;

@@ -2,7 +2,7 @@
  * The request pipeline, once for every resource: URL and headers, auth, retries, time-out, abort,
  * errors and parsing. Resources describe a call (`RequestSpec`) and get an `APIPromise` back.
  */
-import ky, { type Options as KyOptions } from 'ky';
+import type { Options as KyOptions } from 'ky';
 import { ResponseValidationError } from '../errors.js';
 import { APIPromise, type WithResponse } from './api-promise.js';
 import { responseText } from '../buffer-response.js';
@@ -11,6 +11,7 @@ import type { TokenSource } from './auth.js';
 import type { BodySource } from './body.js';
 import { parseBody, toSDKError } from './errors.js';
 import type { Logger } from './logger.js';
+import { loadKy } from './ky.js';
 import { retryOptions } from './retry.js';
 
 /**
@@ -98,6 +99,7 @@ export class Pipeline {
     if (options.idempotencyKey !== undefined) headers.set('idempotency-key', options.idempotencyKey);
     if (spec.body !== undefined) headers.set('content-type', spec.body.contentType);
 
+    const kyModule = await loadKy();
     const kyOptions: KyOptions = {
       method: spec.method,
       prefixUrl: config.baseUrl,
@@ -111,6 +113,7 @@ export class Pipeline {
         maxRetries: options.maxRetries ?? config.maxRetries,
         maxRetryAfterMs: config.maxRetryAfterMs,
         signal,
+        guards: kyModule,
       }),
       fetch: attemptFetch({ fetch: config.fetch, tokens: config.tokens, logger: config.logger, body: spec.body }),
     };
@@ -120,9 +123,9 @@ export class Pipeline {
 
     let response: Response;
     try {
-      response = await ky(spec.path, kyOptions);
+      response = await kyModule.default(spec.path, kyOptions);
     } catch (error) {
-      throw await toSDKError(error, { signal, timeoutMs });
+      throw await toSDKError(error, { signal, timeoutMs }, kyModule);
     }
     const text = await responseText(response);
     const raw = parseBody(text);

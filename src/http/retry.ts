@@ -7,8 +7,9 @@
  * - a wait beyond the cap ends the retries with an error carrying the wait (ky would clamp it and retry);
  * - a body that cannot be replayed (a stream) is never re-sent.
  */
-import { isHTTPError, isTimeoutError, type RetryOptions } from 'ky';
+import type { RetryOptions } from 'ky';
 import { ConnectionError } from '../errors.js';
+import type { KyGuards } from './ky.js';
 
 /** What the retry decision needs to know about one call. */
 export interface RetryContext {
@@ -22,6 +23,8 @@ export interface RetryContext {
   /** Longest `Retry-After` / `RateLimit-Reset` wait honoured, in ms (default 60 000). */
   maxRetryAfterMs: number;
   signal: AbortSignal | undefined;
+  /** ky's `isHTTPError` / `isTimeoutError`, from the module loaded for this call (see ky.ts). */
+  guards: KyGuards;
 }
 
 /** RFC 9110 §9.2.2: methods whose repetition has the same effect as one request. */
@@ -55,6 +58,7 @@ export function retryOptions(context: RetryContext): RetryOptions {
 /** `false`: stop; `true`: retry with backoff; `undefined`: retry as ky's defaults say (status / Retry-After). */
 export function shouldRetry(error: unknown, context: RetryContext): boolean | undefined {
   if (context.signal?.aborted === true || !context.bodyReplayable) return false;
+  const { isHTTPError, isTimeoutError } = context.guards;
   const resendable = IDEMPOTENT_METHODS.has(context.method) || context.hasIdempotencyKey;
   if (isHTTPError(error)) {
     const { status, headers } = error.response;
