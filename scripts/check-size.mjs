@@ -6,14 +6,15 @@
 //   import fails the build here.
 // - `target` is the budget of issue 6. It is printed as met or MISSED and never hidden.
 // - `ceiling` fails CI: the size measured on 2026-11-22 plus a small margin, so that no change makes the
-//   bundle larger unnoticed. The targets sit below what the required dependencies (ky, zod/mini,
+//   bundle larger unnoticed (main: 29.24 KB, then 29.89 KB after loading ky lazily, which costs esbuild's
+//   lazy-init wrapper in a one-file browser bundle and saves ~10 ms on every Node cold start). The targets sit below what the required dependencies (ky, zod/mini,
 //   oauth4webapi: 16.4 KB gz together) and the required webhook features weigh; see bench/RESULTS.md and the
 //   closing notes of issues 6 and 7. Lower a ceiling whenever the bundle shrinks; never raise it silently.
 import { bundleSize } from './bundle-size.mjs';
 
 const KB = 1024;
 const entries = [
-  { entry: '@postsched/sdk', file: 'dist/index.js', target: 20 * KB, ceiling: 30 * KB },
+  { entry: '@postsched/sdk', file: 'dist/index.js', target: 20 * KB, ceiling: 30.5 * KB },
   { entry: '@postsched/sdk/webhooks', file: 'dist/webhooks/index.js', target: 1.5 * KB, ceiling: 2.8 * KB },
 ];
 
