@@ -16,6 +16,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     reporters: ['default', './test/support/summary-reporter.ts'],
+    setupFiles: ['./test/support/preload-ky.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },
