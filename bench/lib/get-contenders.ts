@@ -24,7 +24,7 @@ export interface LoopbackJsonServer {
   close(): Promise<void>;
 }
 
-export async function startJsonServer(): Promise<LoopbackJsonServer> {
+async function startJsonServer(): Promise<LoopbackJsonServer> {
   const child: ChildProcess = spawn(process.execPath, [new URL('../servers/fixed-json.mjs', import.meta.url).pathname], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
@@ -40,7 +40,7 @@ export async function startJsonServer(): Promise<LoopbackJsonServer> {
   };
 }
 
-export function getContenders(origin: string): Record<GetContender, () => Promise<{ id: string }>> {
+function getContenders(origin: string): Record<GetContender, () => Promise<{ id: string }>> {
   const token = 'tok_bench_0123456789';
   const ours = new PostSched({ baseUrl: origin, auth: token });
   const openai = new OpenAI({ apiKey: token, baseURL: origin });
@@ -57,9 +57,33 @@ export function getContenders(origin: string): Record<GetContender, () => Promis
 }
 
 /** Each contender answers once with the post before anything is timed (and connections are open). */
-export async function checkContenders(contenders: Record<GetContender, () => Promise<{ id: string }>>): Promise<void> {
+async function checkContenders(contenders: Record<GetContender, () => Promise<{ id: string }>>): Promise<void> {
   for (const [name, fn] of Object.entries(contenders)) {
     const result = await fn();
     if (result?.id !== 'post_1') throw new Error(`${name} did not return the post`);
+  }
+}
+
+/** What a GET measure works with: the checked contenders, their names, and an empty sample list per contender. */
+export interface GetBench {
+  contenders: Record<GetContender, () => Promise<{ id: string }>>;
+  names: GetContender[];
+  samples: Record<GetContender, number[]>;
+}
+
+/**
+ * Starts the loopback server, builds the contenders against it and checks each once, runs `measure`, and
+ * always stops the server: the set-up every GET measure (latency, throughput) shares.
+ */
+export async function withGetContenders<T>(measure: (bench: GetBench) => Promise<T>): Promise<T> {
+  const server = await startJsonServer();
+  try {
+    const contenders = getContenders(server.origin);
+    await checkContenders(contenders);
+    const names = Object.keys(contenders) as GetContender[];
+    const samples = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<GetContender, number[]>;
+    return await measure({ contenders, names, samples });
+  } finally {
+    await server.close();
   }
 }

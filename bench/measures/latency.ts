@@ -4,17 +4,12 @@
  */
 import { fmt, type Section } from '../lib/report.js';
 import { percentile } from '../lib/stats.js';
-import { CONTENDER_NAMES, checkContenders, getContenders, startJsonServer, type GetContender } from '../lib/get-contenders.js';
+import { CONTENDER_NAMES, withGetContenders, type GetContender } from '../lib/get-contenders.js';
 
 export async function measureLatency({ quick }: { quick: boolean }): Promise<Section> {
   const rounds = quick ? 4 : 12;
   const perRound = quick ? 150 : 500;
-  const server = await startJsonServer();
-  try {
-    const contenders = getContenders(server.origin);
-    await checkContenders(contenders);
-    const names = Object.keys(contenders) as GetContender[];
-    const samples = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<GetContender, number[]>;
+  return withGetContenders(async ({ contenders, names, samples }) => {
     // Warm-up (JIT, connection pools), then interleaved rounds so that drift hits every contender alike.
     for (const name of names) for (let i = 0; i < perRound; i++) await contenders[name]();
     for (let round = 0; round < rounds; round++) {
@@ -47,7 +42,5 @@ export async function measureLatency({ quick }: { quick: boolean }): Promise<Sec
       target: 'ours ÷ floor ≤ 1.25, and below both peers’ ratios',
       met: ratio('ours') <= 1.25 && ratio('ours') < ratio('openai') && ratio('ours') < ratio('stripe'),
     };
-  } finally {
-    await server.close();
-  }
+  });
 }

@@ -4,7 +4,7 @@
  */
 import { fmt, type Section } from '../lib/report.js';
 import { median } from '../lib/stats.js';
-import { CONTENDER_NAMES, checkContenders, getContenders, startJsonServer, type GetContender } from '../lib/get-contenders.js';
+import { CONTENDER_NAMES, withGetContenders, type GetContender } from '../lib/get-contenders.js';
 
 const CONCURRENCY = 64;
 
@@ -25,12 +25,7 @@ async function requestsPerSecond(fn: () => Promise<unknown>, durationMs: number)
 export async function measureThroughput({ quick }: { quick: boolean }): Promise<Section> {
   const rounds = quick ? 3 : 9;
   const roundMs = quick ? 600 : 1500;
-  const server = await startJsonServer();
-  try {
-    const contenders = getContenders(server.origin);
-    await checkContenders(contenders);
-    const names = Object.keys(contenders) as GetContender[];
-    const samples = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<GetContender, number[]>;
+  return withGetContenders(async ({ contenders, names, samples }) => {
     for (const name of names) await requestsPerSecond(contenders[name], roundMs / 2); // warm-up, opens 64 connections
     for (let round = 0; round < rounds; round++) {
       for (const name of names) samples[name].push(await requestsPerSecond(contenders[name], roundMs));
@@ -52,7 +47,5 @@ export async function measureThroughput({ quick }: { quick: boolean }): Promise<
       target: '≥ 0.85x the floor',
       met: ratio('ours') >= 0.85,
     };
-  } finally {
-    await server.close();
-  }
+  });
 }
