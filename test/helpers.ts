@@ -1,5 +1,5 @@
 /** Shared test fixtures: the base URL, a counting token provider, wire objects. */
-import type { AccessTokenProvider } from '@postsched/sdk';
+import { PostSched, type AccessTokenProvider } from '@postsched/sdk';
 
 export const BASE = 'https://api.postsched.test/v1';
 
@@ -67,4 +67,24 @@ export async function settle<T>(
   await flushIO(2);
   if (outcome === undefined) throw new Error('promise did not settle');
   return outcome;
+}
+
+/**
+ * A client with a fixed token whose `fetch` records every Request it is handed and answers with `answer`:
+ * for tests about what the pipeline gives fetch (headers, redirect mode, clones).
+ */
+export function recordingClient(answer: (request: Request) => Response | Promise<Response>): {
+  client: PostSched;
+  seen: Request[];
+} {
+  const seen: Request[] = [];
+  const client = new PostSched({
+    baseUrl: 'http://127.0.0.1:1',
+    auth: 'tok_1',
+    fetch: async (request) => {
+      seen.push(request);
+      return answer(request);
+    },
+  });
+  return { client, seen };
 }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PostSched } from '@postsched/sdk';
-import { JSON_HEADERS, wirePost } from '../helpers.js';
+import { JSON_HEADERS, recordingClient, wirePost } from '../helpers.js';
 
 /**
  * The per-call work of a plain GET (bench/RESULTS.md, latency and throughput): no Response tee and no
@@ -25,15 +25,7 @@ describe('the hot path of a GET', () => {
 
   it('sends a GET with one Request clone (ky’s, kept for retries) and the token on the request fetch gets', async () => {
     const requestClone = vi.spyOn(Request.prototype, 'clone');
-    const seen: Request[] = [];
-    const client = new PostSched({
-      baseUrl: 'http://127.0.0.1:1',
-      auth: 'tok_1',
-      fetch: async (request) => {
-        seen.push(request);
-        return Response.json(wirePost(), { headers: JSON_HEADERS });
-      },
-    });
+    const { client, seen } = recordingClient(() => Response.json(wirePost(), { headers: JSON_HEADERS }));
     await client.posts.get('post_1');
     expect(requestClone).toHaveBeenCalledTimes(1);
     expect(seen).toHaveLength(1);

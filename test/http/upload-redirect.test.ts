@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PostSched } from '@postsched/sdk';
-import { JSON_HEADERS } from '../helpers.js';
+import { JSON_HEADERS, recordingClient } from '../helpers.js';
 
 const mediaItem = { id: 'media_1', filename: 'a.bin', content_type: 'application/octet-stream', size: 3, created_at: '2030-01-01T00:00:00Z' };
 
@@ -11,15 +10,9 @@ const mediaItem = { id: 'media_1', filename: 'a.bin', content_type: 'application
  */
 describe('uploads and redirects', () => {
   it('sends an upload with redirect "error", so fetch never tees the streamed file into memory', async () => {
-    const seen: Request[] = [];
-    const client = new PostSched({
-      baseUrl: 'http://127.0.0.1:1',
-      auth: 'tok_1',
-      fetch: async (request) => {
-        seen.push(request);
-        await request.arrayBuffer();
-        return Response.json(mediaItem, { status: 201, headers: JSON_HEADERS });
-      },
+    const { client, seen } = recordingClient(async (request) => {
+      await request.arrayBuffer();
+      return Response.json(mediaItem, { status: 201, headers: JSON_HEADERS });
     });
     await client.media.upload({ file: new Uint8Array([1, 2, 3]), filename: 'a.bin' });
     expect(seen).toHaveLength(1);
@@ -27,15 +20,7 @@ describe('uploads and redirects', () => {
   });
 
   it('keeps following redirects for calls without a streamed body', async () => {
-    const seen: Request[] = [];
-    const client = new PostSched({
-      baseUrl: 'http://127.0.0.1:1',
-      auth: 'tok_1',
-      fetch: async (request) => {
-        seen.push(request);
-        return Response.json({ data: [], next_cursor: null }, { headers: JSON_HEADERS });
-      },
-    });
+    const { client, seen } = recordingClient(() => Response.json({ data: [], next_cursor: null }, { headers: JSON_HEADERS }));
     await client.accounts.list().toArray();
     expect(seen[0]!.redirect).toBe('follow');
   });
