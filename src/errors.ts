@@ -65,8 +65,7 @@ export class PermissionDeniedError extends APIError {
       message ??
         (missingScope === undefined
           ? undefined
-          : `${describeAPIError(status, body, headers.get('x-request-id') ?? undefined)} ` +
-            `The access token lacks the scope "${missingScope}": authorize the user again with it.`),
+          : describeWithHint(status, body, headers, `The access token lacks the scope "${missingScope}": authorize the user again with it.`)),
     );
     this.missingScope = missingScope;
   }
@@ -104,8 +103,7 @@ export class RateLimitError extends APIError {
       message ??
         (retryAfterMs === undefined
           ? undefined
-          : `${describeAPIError(status, body, headers.get('x-request-id') ?? undefined)} ` +
-            `The service asked to wait ${Math.ceil(retryAfterMs / 1000)} s before the next request.`),
+          : describeWithHint(status, body, headers, `The service asked to wait ${Math.ceil(retryAfterMs / 1000)} s before the next request.`)),
     );
     this.retryAfterMs = retryAfterMs;
   }
@@ -199,6 +197,11 @@ export function makeAPIError(
         ? new InternalServerError(status, body, headers, message)
         : new APIError(status, body, headers, message);
   }
+}
+
+/** The default message of an answer, then what the caller should do about it. */
+function describeWithHint(status: number, body: unknown, headers: Headers, hint: string): string {
+  return `${describeAPIError(status, body, headers.get('x-request-id') ?? undefined)} ${hint}`;
 }
 
 /** "404 Not Found: post p_1 does not exist (request req_42)": the service's own words when it gave some. */
