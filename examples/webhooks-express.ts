@@ -3,44 +3,45 @@
  *
  *   POSTSCHED_WEBHOOK_SECRET=whsec_… npx tsx examples/webhooks-express.ts
  *
- * The route uses express.raw(): the signature covers the exact bytes sent, so the body must reach
- * verifyWebhook unparsed (express.json() would re-serialize it and every delivery would fail).
+ * createWebhookHandler verifies each delivery on its raw bytes, runs the handler of its event once (a retried
+ * delivery is answered 204 without running it again), and answers what the service needs: 204 when done, 400
+ * with the reason for a delivery that does not verify, 500 when your handler throws (the service retries).
+ * Mount it with no body parser before it: express.json() would consume the bytes the signature covers.
  */
 import { pathToFileURL } from 'node:url';
 import express from 'express';
-import { verifyWebhook, WebhookVerificationError, type WebhookEvent } from '@postsched/sdk/webhooks';
+import { createWebhookHandler } from '@postsched/sdk/webhooks';
 
-/** Stand-in for your job queue (BullMQ, SQS, a database table…): replace `enqueue` with a real one. */
-export const jobs: WebhookEvent[] = [];
-async function enqueue(event: WebhookEvent): Promise<void> {
-  jobs.push(event);
-}
+/** Stand-in for your job queue (BullMQ, SQS, a database table…): replace `queue.add` with a real one. */
+const queue = {
+  async add(name: string, data: Record<string, unknown>): Promise<void> {
+    console.info(`queued ${name} ${JSON.stringify(data)}`);
+  },
+};
 
 export function createApp(): express.Express {
-  const app = express();
-
-  app.post('/webhooks/postsched', express.raw({ type: 'application/json' }), async (req, res) => {
-    let event: WebhookEvent;
-    try {
-      event = await verifyWebhook({
-        body: req.body,
-        signature: req.headers,
-        secret: process.env.POSTSCHED_WEBHOOK_SECRET ?? '',
-      });
-    } catch (error) {
-      // A bad secret is our configuration, not the sender's fault: let it become a 500 and an alert.
-      if (!(error instanceof WebhookVerificationError) || error.reason === 'invalid_secret') throw error;
-      console.warn(`Rejected webhook: ${error.message}`);
-      res.status(400).send(error.reason);
-      return;
-    }
-
-    // Enqueue and answer at once; do the slow work (emails, API calls) in a worker, so the
-    // service never waits on it. Handle each event idempotently: a delivery may come twice.
-    await enqueue(event);
-    res.sendStatus(204);
+  const webhooks = createWebhookHandler({
+    secret: process.env.POSTSCHED_WEBHOOK_SECRET ?? '',
+    // Enqueue and return: the slow work (emails, API calls) runs in a worker, so the service never waits on it.
+    on: {
+      'post.published': (event) => queue.add('post-published', { postId: event.data.id, at: event.data.published_at }),
+      'post.failed': (event) => queue.add('post-failed', { postId: event.data.id, accounts: event.data.account_ids }),
+    },
+    onError(error, { status }) {
+      if (status === 400) console.warn(`Rejected webhook: ${(error as Error).message}`);
+      else console.error('Webhook not handled; the service will retry:', error);
+    },
+    // Several processes or servers? Share what was handled, e.g. with ioredis:
+    // dedupe: {
+    //   claim: async (key) => (await redis.set(`postsched:webhook:${key}`, '1', 'EX', 7 * 86_400, 'NX')) === 'OK',
+    //   release: (key) => redis.del(`postsched:webhook:${key}`),
+    // },
   });
 
+  const app = express();
+  // `all`, not `post`: the handler answers 405 (with Allow: POST) to other methods itself.
+  app.all('/webhooks/postsched', webhooks.node);
+  app.use(express.json()); // the rest of your app may parse JSON: after the webhook route
   return app;
 }
 

@@ -11,14 +11,12 @@ import { reject } from './errors.js';
  */
 export type WebhookBody = string | Uint8Array | ArrayBuffer;
 
-
 /** Normalizes the body to a string or bytes, rejecting what cannot be the raw body. */
 export function toRawBody(body: unknown): string | Uint8Array {
   if (typeof body === 'string' || body instanceof Uint8Array) return body;
-  if (body instanceof ArrayBuffer || Object.prototype.toString.call(body) === '[object ArrayBuffer]') {
-    return new Uint8Array(body as ArrayBuffer);
-  }
   if (ArrayBuffer.isView(body)) return new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+  // toString rather than instanceof: an ArrayBuffer from another realm (a vm context, a worker) counts too.
+  if (Object.prototype.toString.call(body) === '[object ArrayBuffer]') return new Uint8Array(body as ArrayBuffer);
   // The signature covers the bytes sent; re-serializing a parsed object does not reproduce them.
   const kind = body == null ? 'missing' : typeof body === 'object' ? 'a parsed object' : `a ${typeof body}`;
   return reject('body_not_raw', `Body is ${kind}; pass the raw body: express.raw(), request.text()`);

@@ -17,6 +17,16 @@ export const WEBHOOK_SIGNATURE_HEADER = 'x-service-signature';
  */
 export const DEFAULT_WEBHOOK_TOLERANCE_SECONDS = 300;
 
+/**
+ * Default cap, in bytes, on a webhook body that the SDK reads itself (`verifyWebhookRequest`,
+ * `createWebhookHandler`). Event bodies are a few hundred bytes; the spec gives no size limit (§8), so the cap
+ * is generous, and it keeps a hostile sender from filling memory before the signature is known to be wrong.
+ *
+ * @example
+ * await verifyWebhookRequest(request, secret, { maxBodyBytes: 4 * DEFAULT_WEBHOOK_MAX_BODY_BYTES })
+ */
+export const DEFAULT_WEBHOOK_MAX_BODY_BYTES = 1_048_576; // 1 MiB, a literal so that bundlers drop it when unused
+
 /** A longer header is rejected before any HMAC is computed, so a hostile header costs nothing. */
 export const MAX_SIGNATURE_HEADER_LENGTH = 4096;
 

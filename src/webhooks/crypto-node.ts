@@ -25,8 +25,8 @@ export const nodeCrypto: HmacBackend = {
     if (typeof body === 'string') return hmac.update(prefix + body).digest();
     return hmac.update(prefix).update(body).digest();
   },
-  equal(expected, receivedHex) {
-    // receivedHex is 64 checked hex characters, so the decoded length always matches.
+  equal(expected: Uint8Array, receivedHex: string) {
+    // `expected` is this backend's own bytes; receivedHex is 64 checked hex characters, so the lengths match.
     return timingSafeEqual(expected, Buffer.from(receivedHex, 'hex'));
   },
 };

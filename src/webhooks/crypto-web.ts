@@ -11,22 +11,35 @@ import { equalsHex } from './hex.js';
 
 const encoder = /* @__PURE__ */ new TextEncoder();
 
-/** Imported keys by secret: importing costs about as much as the HMAC itself. Bounded, oldest out first. */
-const keys = new Map<string, Promise<CryptoKey>>();
+/**
+ * Imported keys by secret: importing costs about as much as the HMAC itself. An entry holds the import's
+ * promise, then the key itself, so that a known secret's HMAC starts synchronously. Bounded, oldest out
+ * first; a failed import is not kept.
+ */
+const keys = new Map<string, CryptoKey | Promise<CryptoKey>>();
 const MAX_KEYS = 16;
 
-function keyFor(secret: string): Promise<CryptoKey> {
+function keyFor(secret: string): CryptoKey | Promise<CryptoKey> {
   let key = keys.get(secret);
   if (key === undefined) {
     if (keys.size >= MAX_KEYS) keys.delete(keys.keys().next().value!);
-    key = crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    key = crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']).then(
+      (imported) => (keys.has(secret) && keys.set(secret, imported), imported), // not brought back once evicted
+      (error: unknown) => {
+        keys.delete(secret);
+        throw error;
+      },
+    );
     keys.set(secret, key);
-    key.catch(() => keys.delete(secret)); // never cache a failure
   }
   return key;
 }
 
-function signedBytes(prefix: string, body: string | Uint8Array): Uint8Array {
+function isPending(key: CryptoKey | Promise<CryptoKey>): key is Promise<CryptoKey> {
+  return typeof (key as { then?: unknown }).then === 'function';
+}
+
+function signedBytes(prefix: string, body: string | Uint8Array): Uint8Array<ArrayBuffer> {
   if (typeof body === 'string') return encoder.encode(prefix + body);
   const head = encoder.encode(prefix);
   const bytes = new Uint8Array(head.length + body.length);
@@ -36,9 +49,14 @@ function signedBytes(prefix: string, body: string | Uint8Array): Uint8Array {
 }
 
 export const webCrypto: HmacBackend = {
-  async hmac(secret, prefix, body) {
-    const key = await keyFor(secret);
-    return new Uint8Array(await crypto.subtle.sign('HMAC', key, signedBytes(prefix, body) as Uint8Array<ArrayBuffer>));
+  hmac(secret, prefix, body) {
+    const key = keyFor(secret);
+    const data = signedBytes(prefix, body);
+    // With the key at hand the HMAC is under way before this returns: the caller parses the JSON meanwhile.
+    // Tested by `then`, not `instanceof Promise`: where crypto.subtle comes from another realm (edge-runtime's
+    // VM context) its promises are not this realm's Promise, and a pending import would pass for a key.
+    if (!isPending(key)) return crypto.subtle.sign('HMAC', key, data);
+    return key.then((imported) => crypto.subtle.sign('HMAC', imported, data));
   },
   equal: equalsHex,
 };

@@ -7,7 +7,8 @@ import { ERROR_ID, PostSchedError } from '../base-error.js';
  * - `malformed_signature`: the header is not `t=<seconds>,v1=<64 lowercase hex>` (or is over 4 KiB).
  * - `timestamp_too_old` / `timestamp_in_future`: outside `toleranceSeconds` (a replay, or a wrong clock).
  * - `no_matching_signature`: wrong secret, or the body is not the exact bytes that were signed.
- * - `body_not_raw`: the body was parsed or is missing; pass the raw body.
+ * - `body_not_raw`: the body was parsed, already read or is missing; pass the raw body.
+ * - `body_too_large`: the body is over `maxBodyBytes` (1 MiB by default); the rest of it was not read.
  * - `invalid_secret`: the secret is missing, empty or padded with whitespace.
  * - `invalid_json` / `invalid_event`: signed correctly, but not JSON / not an event envelope.
  */
@@ -18,6 +19,7 @@ export type WebhookVerificationReason =
   | 'timestamp_in_future'
   | 'no_matching_signature'
   | 'body_not_raw'
+  | 'body_too_large'
   | 'invalid_secret'
   | 'invalid_json'
   | 'invalid_event';

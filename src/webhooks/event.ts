@@ -1,4 +1,5 @@
 /** Webhook event types (service spec §6) and the check that turns parsed JSON into one. */
+import { isRecord } from '../is-record.js';
 import { reject } from './errors.js';
 
 /**
@@ -86,21 +87,17 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
   'post.deleted',
 ];
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function invalid(field: string): never {
   return reject('invalid_event', `Signed body is not an event: bad ${field}`);
 }
 
 /** Checks the envelope (and the known fields of known events); returns the parsed body itself. */
 export function toWebhookEvent(body: unknown): WebhookEvent {
-  if (!isObject(body)) invalid('body (not an object)');
+  if (!isRecord(body)) invalid('body (not an object)');
   const { event, created_at: createdAt, data } = body;
   if (typeof event !== 'string' || event === '') invalid('event');
   if (typeof createdAt !== 'string') invalid('created_at');
-  if (!isObject(data)) invalid('data');
+  if (!isRecord(data)) invalid('data');
   if (!(WEBHOOK_EVENT_TYPES as readonly string[]).includes(event)) {
     return { ...body, event: 'unknown', originalEvent: event } as UnknownWebhookEvent;
   }

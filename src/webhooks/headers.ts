@@ -1,6 +1,7 @@
 /** Reads the signature header from whatever the user's framework hands over. */
+import { isRecord } from '../is-record.js';
 import { WEBHOOK_SIGNATURE_HEADER } from './constants.js';
-import { reject } from './errors.js';
+import { malformed } from './parse-signature.js';
 
 /** Anything with a case-insensitive `get(name)`: Fetch `Headers`, Hono's and undici's headers. */
 export interface HeadersGetter {
@@ -24,7 +25,7 @@ export type WebhookSignature = string | readonly string[] | HeadersGetter | Head
 /** The header's value, or undefined when it is absent or blank. */
 export function readSignatureHeader(source: unknown): string | undefined {
   let value = source;
-  if (typeof source === 'object' && source !== null && !Array.isArray(source)) {
+  if (isRecord(source)) {
     const headers = source as Record<string, unknown> & Partial<HeadersGetter>;
     value =
       typeof headers.get === 'function'
@@ -36,6 +37,6 @@ export function readSignatureHeader(source: unknown): string | undefined {
   // Node joins a repeated header with ", "; joining an array the same way gives one answer per wire message.
   if (Array.isArray(value)) value = value.join(', ');
   if (value == null) return undefined;
-  if (typeof value !== 'string') reject('malformed_signature', 'X-Service-Signature is not a string');
+  if (typeof value !== 'string') malformed('not a string');
   return value.trim() === '' ? undefined : value;
 }

@@ -13,10 +13,12 @@ function hexCode(nibble: number): number {
 }
 
 /**
- * Constant-time comparison of MAC bytes with a received lowercase hex string, with no allocation: each byte
- * of the MAC is turned into its two expected char codes and XOR-accumulated, never an early exit.
+ * Constant-time comparison of a MAC (Web Crypto's ArrayBuffer) with a received lowercase hex string, decoding
+ * nothing: each byte of the MAC is turned into its two expected char codes and XOR-accumulated, never an
+ * early exit.
  */
-export function equalsHex(mac: Uint8Array, hex: string): boolean {
+export function equalsHex(expected: Uint8Array | ArrayBuffer, hex: string): boolean {
+  const mac = new Uint8Array(expected);
   if (hex.length !== mac.length * 2) return false; // lengths are public (always 64)
   let difference = 0;
   for (let i = 0; i < mac.length; i++) {

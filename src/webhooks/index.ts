@@ -1,58 +1,29 @@
 /**
  * `@postsched/sdk/webhooks` for every runtime (Web Crypto). Node resolves `node.ts` instead through the
  * package's "node" export condition; both export the same API and pass the same tests.
+ * The verifier (also in the main entry) and the handler (this entry only) tree-shake apart.
  */
 import { webCrypto } from './crypto-web.js';
-import type { WebhookEvent } from './event.js';
-import type { WebhookSecret } from './secret.js';
-import {
-  signWith,
-  verifyRequestWith,
-  verifyWith,
-  type SignWebhookOptions,
-  type VerifyWebhookClockOptions,
-  type VerifyWebhookOptions,
-} from './verify.js';
+import { createHandlerWith, type WebhookHandler, type WebhookHandlerOptions } from './handler.js';
 
-export * from './public.js';
+export * from './verifier.js';
+export { webhookDedupeKey, type WebhookDedupe } from './dedupe.js';
+export type { WebhookErrorContext, WebhookEventHandlers, WebhookHandler, WebhookHandlerOptions } from './handler.js';
+export type { NodeWebhookRequest, NodeWebhookResponse } from './handler-node.js';
 
 /**
- * Verifies a webhook delivery and returns its typed event; throws `WebhookVerificationError` otherwise.
+ * A ready-to-mount webhook endpoint: verifies each delivery (header and timestamp before the body, the body
+ * read raw up to `maxBodyBytes`), drops duplicates (`dedupe`), runs the handler typed for its event, and
+ * answers 204 / 400 with the reason / 500 so the service retries / 405. Adapters: `.fetch(request)` and
+ * `.node(req, res)`.
  *
  * @example
- * app.post('/webhooks', express.raw({ type: 'application/json' }), async (req, res) => {
- *   const event = await verifyWebhook({ body: req.body, signature: req.headers, secret })
- *   res.sendStatus(204)
+ * const webhooks = createWebhookHandler({
+ *   secret: process.env.POSTSCHED_WEBHOOK_SECRET!,
+ *   on: { 'post.published': (event) => queue.add('published', { id: event.data.id, at: event.data.published_at }) },
  * })
+ * export const POST = webhooks.fetch          // Next.js route; Express: app.post('/webhooks', webhooks.node)
  */
-export function verifyWebhook(options: VerifyWebhookOptions): Promise<WebhookEvent> {
-  return verifyWith(webCrypto, options);
-}
-
-/**
- * Verifies a Fetch `Request` (Next.js route handlers, Hono, Bun, Deno, workers): reads its bytes once.
- *
- * @example
- * export async function POST(request: Request) {
- *   const event = await verifyWebhookRequest(request, process.env.POSTSCHED_WEBHOOK_SECRET!)
- *   return new Response(null, { status: 204 })
- * }
- */
-export function verifyWebhookRequest(
-  request: Request,
-  secret: WebhookSecret,
-  options?: VerifyWebhookClockOptions,
-): Promise<WebhookEvent> {
-  return verifyRequestWith(webCrypto, request, secret, options);
-}
-
-/**
- * Signs a body as the service does, for your own tests; returns the `X-Service-Signature` value.
- *
- * @example
- * const signature = await signWebhook({ body, secret: 'whsec_test' })
- * await fetch(url, { method: 'POST', body, headers: { 'X-Service-Signature': signature } })
- */
-export function signWebhook(options: SignWebhookOptions): Promise<string> {
-  return signWith(webCrypto, options);
+export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHandler {
+  return createHandlerWith(webCrypto, options);
 }

@@ -11,11 +11,13 @@ export type WebhookSecret = string | readonly string[];
 
 /** The secrets as a list. Messages describe the problem, never the value. */
 export function toSecretList(secret: unknown): readonly string[] {
-  const list: readonly unknown[] = Array.isArray(secret) ? secret : [secret];
-  if (list.length === 0) reject('invalid_secret', 'Secret list is empty');
+  // An empty list has the fix of an empty secret: it is checked as one.
+  const list: readonly unknown[] = Array.isArray(secret) ? (secret.length > 0 ? secret : ['']) : [secret];
   for (const item of list) {
-    if (typeof item !== 'string') reject('invalid_secret', 'Secret is not a string: is its environment variable set?');
-    if (item.trim() === '') reject('invalid_secret', 'Secret is empty');
+    if (typeof item !== 'string' || item.trim() === '') {
+      const problem = typeof item === 'string' ? 'empty' : 'not a string';
+      reject('invalid_secret', `Secret is ${problem}: pass your endpoint's signing secret from the dashboard; is POSTSCHED_WEBHOOK_SECRET set?`);
+    }
     if (item.trim() !== item) reject('invalid_secret', 'Secret has leading or trailing whitespace: trim it');
   }
   return list as readonly string[];

@@ -1,6 +1,7 @@
 /**
  * The verification steps, shared by both runtimes; the HMAC backend is passed in by the entry file.
- * Order: configuration mistakes first (secret, body), then the header, the clock, the HMAC, the JSON.
+ * Order: configuration mistakes first (secret, body), then the header, the clock, and only then the body
+ * (read, when the SDK reads it, up to a cap), the HMAC, the JSON.
  */
 import { PostSchedError } from '../base-error.js';
 import type { HmacBackend } from './backend.js';
@@ -10,7 +11,8 @@ import { reject } from './errors.js';
 import { toWebhookEvent, type WebhookEvent } from './event.js';
 import { readSignatureHeader, type WebhookSignature } from './headers.js';
 import { encodeHex } from './hex.js';
-import { parseSignatureHeader } from './parse-signature.js';
+import { parseSignatureHeader, type ParsedSignature } from './parse-signature.js';
+import { assertUnreadRequest, bodyLimit, discardRequestBody, readRequestBody } from './read-body.js';
 import { toSecretList, type WebhookSecret } from './secret.js';
 
 /** Options of `verifyWebhookRequest` (and of `verifyWebhook`, beside body, signature and secret). */
@@ -22,6 +24,16 @@ export interface VerifyWebhookClockOptions {
   toleranceSeconds?: number | undefined;
   /** The current time (a `Date` or milliseconds as from `Date.now()`); for tests and replays. Default: now. */
   now?: Date | number | undefined;
+}
+
+/** Options of `verifyWebhookRequest`: the clock options and the body cap. */
+export interface VerifyWebhookRequestOptions extends VerifyWebhookClockOptions {
+  /**
+   * The largest body read, in bytes (default 1 MiB, `DEFAULT_WEBHOOK_MAX_BODY_BYTES`). A longer body, or a
+   * `Content-Length` over it, is rejected with `body_too_large` and the rest is not read. The header and the
+   * timestamp are checked before any byte is read, so an unsigned or stale delivery costs no body at all.
+   */
+  maxBodyBytes?: number | undefined;
 }
 
 /** Input of `verifyWebhook`. */
@@ -44,9 +56,10 @@ export interface SignWebhookOptions {
   timestamp?: number | Date | undefined;
 }
 
-function seconds(time: Date | number | undefined, name: string): number {
+/** Unix seconds of `time` (a Date, or milliseconds), now when undefined; `what` names it and its fix in the error. */
+function seconds(time: Date | number | undefined, what: string): number {
   const ms = time === undefined ? Date.now() : typeof time === 'number' ? time : time.getTime();
-  if (!Number.isFinite(ms)) throw new PostSchedError(`Invalid ${name}`);
+  if (!Number.isFinite(ms)) throw new PostSchedError(`Invalid ${what}`);
   return Math.floor(ms / 1000);
 }
 
@@ -55,7 +68,7 @@ function checkClock(timestamp: number, options: VerifyWebhookClockOptions): void
   if (!(tolerance >= 0 && tolerance < Infinity)) {
     throw new PostSchedError('toleranceSeconds must be a finite number ≥ 0');
   }
-  const age = seconds(options.now, 'now') - timestamp;
+  const age = seconds(options.now, 'now: pass a Date or milliseconds since 1970') - timestamp;
   if (age > tolerance) {
     reject('timestamp_too_old', `Timestamp ${age}s old, over ${tolerance}s tolerance: a replay, or a slow clock`);
   }
@@ -64,39 +77,54 @@ function checkClock(timestamp: number, options: VerifyWebhookClockOptions): void
   }
 }
 
-/** `verifyWebhook` with a given HMAC backend. */
-export async function verifyWith(backend: HmacBackend, options: VerifyWebhookOptions): Promise<WebhookEvent> {
-  const secrets = toSecretList(options.secret);
-  const body = toRawBody(options.body);
-  const header = readSignatureHeader(options.signature);
+/**
+ * The checks that need no body: the header is present and well formed, its timestamp within tolerance.
+ * Throws the reason otherwise; run before a body is read.
+ */
+export function checkSignature(signature: unknown, options: VerifyWebhookClockOptions): ParsedSignature {
+  const header = readSignatureHeader(signature);
   if (header === undefined) {
     reject('missing_signature', 'X-Service-Signature header is missing');
   }
-  const { timestampText, timestamp, signatures } = parseSignatureHeader(header);
-  checkClock(timestamp, options);
-  // Signed string: "<t>.<raw body>" (spec §5 "Webhook signature" 2); one HMAC per secret, then cheap compares.
-  const prefix = `${timestampText}.`;
-  const macs = secrets.map((secret) => backend.hmac(secret, prefix, body));
-  let parsed: unknown = UNPARSED;
-  let expected: readonly Uint8Array[];
-  if (macs.every((mac) => mac instanceof Uint8Array)) {
-    expected = macs as Uint8Array[];
-  } else {
-    // Web Crypto hashes off the main thread: parse meanwhile. The result is used only once a signature
-    // matches, and a parse failure is reported only then, so the answer is the same as in sequence.
-    parsed = parseJson(body);
-    expected = await Promise.all(macs);
+  const parsed = parseSignatureHeader(header);
+  checkClock(parsed.timestamp, options);
+  return parsed;
+}
+
+/** `verifyWebhook` with a given HMAC backend. Not async: the checks before the HMAC reject the promise it returns. */
+export function verifyWith(backend: HmacBackend, options: VerifyWebhookOptions): Promise<WebhookEvent> {
+  try {
+    const secrets = toSecretList(options.secret);
+    const body = toRawBody(options.body);
+    return verifySigned(backend, secrets, checkSignature(options.signature, options), body);
+  } catch (error) {
+    return Promise.reject(error);
   }
+}
+
+/** The body's part of the checks, once `checkSignature` passed: the HMAC against each secret, then the JSON. */
+export async function verifySigned(
+  backend: HmacBackend,
+  secrets: readonly string[],
+  { timestampText, signatures }: ParsedSignature,
+  body: string | Uint8Array,
+): Promise<WebhookEvent> {
+  // Signed string: "<t>.<raw body>" (spec §5 "Webhook signature" 2); one HMAC per secret, then cheap compares.
+  const macs = secrets.map((secret) => backend.hmac(secret, `${timestampText}.`, body));
+  // Web Crypto's HMACs are under way off the main thread: parse meanwhile. node:crypto's are done: parse only
+  // once a signature matches. Either way a parse failure is reported only after the signature check.
+  // Told apart by `then`, not `instanceof Promise`: edge-runtime's crypto.subtle answers with another realm's promises.
+  let parsed = typeof (macs[0] as { then?: unknown }).then === 'function' ? parseJson(body) : undefined; // JSON.parse never gives undefined
+  const expected = parsed === undefined ? (macs as Uint8Array[]) : await Promise.all(macs);
   if (!expected.some((mac) => signatures.some((received) => backend.equal(mac, received)))) {
     reject('no_matching_signature', 'No v1 signature matches: check the secret; pass the raw body');
   }
-  if (parsed === UNPARSED) parsed = parseJson(body);
+  if (parsed === undefined) parsed = parseJson(body);
   // No `cause`: the engine's message quotes the body.
   if (parsed === INVALID) reject('invalid_json', 'Signed body is not UTF-8 JSON');
   return toWebhookEvent(parsed);
 }
 
-const UNPARSED = Symbol();
 const INVALID = Symbol();
 
 function parseJson(body: string | Uint8Array): unknown {
@@ -112,18 +140,21 @@ export async function verifyRequestWith(
   backend: HmacBackend,
   request: Request,
   secret: WebhookSecret,
-  options: VerifyWebhookClockOptions = {},
+  options: VerifyWebhookRequestOptions = {},
 ): Promise<WebhookEvent> {
-  toSecretList(secret); // a configuration mistake is reported before the body is read
-  let body: ArrayBuffer;
+  // Configuration mistakes first (a bad secret, a body already read or not a Fetch Request: an Express req
+  // needs verifyWebhook with express.raw()), then everything the header decides, before a byte is read.
+  const secrets = toSecretList(secret);
+  const limit = bodyLimit(options.maxBodyBytes);
+  assertUnreadRequest(request);
+  let signature: ParsedSignature;
   try {
-    // The exact bytes: text() would drop a BOM and replace invalid UTF-8. Throws if already read (bodyUsed),
-    // or if this is not a Fetch Request (an Express req: use verifyWebhook with express.raw()).
-    body = await request.arrayBuffer();
-  } catch {
-    reject('body_not_raw', 'Body unreadable or already read: verify before request.json()');
+    signature = checkSignature(request.headers, options);
+  } catch (error) {
+    discardRequestBody(request);
+    return Promise.reject(error);
   }
-  return verifyWith(backend, { ...options, body, signature: request.headers, secret });
+  return verifySigned(backend, secrets, signature, await readRequestBody(request, limit));
 }
 
 /** `signWebhook` with a given HMAC backend. */
@@ -131,9 +162,9 @@ export async function signWith(backend: HmacBackend, options: SignWebhookOptions
   const [secret] = toSecretList(options.secret) as [string];
   const body = toRawBody(options.body);
   const timestamp = options.timestamp;
-  const t = typeof timestamp === 'number' ? timestamp : seconds(timestamp, 'timestamp');
+  const t = typeof timestamp === 'number' ? timestamp : seconds(timestamp, 'timestamp: pass a Date or whole Unix seconds');
   if (!Number.isSafeInteger(t) || t < 0) {
     throw new PostSchedError('timestamp must be whole seconds ≥ 0');
   }
-  return `t=${t},v1=${encodeHex(await backend.hmac(secret, `${t}.`, body))}`;
+  return `t=${t},v1=${encodeHex(new Uint8Array(await backend.hmac(secret, `${t}.`, body)))}`;
 }

@@ -1,16 +1,26 @@
+/**
+ * The four webhook examples, each run as a user runs it: Express and Hono on real sockets of 127.0.0.1 (Hono
+ * through @hono/node-server, as the file serves itself), the Next.js route and the Cloudflare worker called as
+ * their platforms call them. Every one gets the same deliveries: good, duplicate, failing (the queue throws),
+ * forged, the wrong method, and a server without its secret.
+ */
 import { createHmac } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import * as expressExample from '../../examples/webhooks-express.js';
-import * as fetchExample from '../../examples/webhooks-fetch.js';
+import { serve } from '@hono/node-server';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 const SECRET = 'whsec_example_9d2e';
-const body = JSON.stringify({
-  event: 'post.published',
-  created_at: '2024-05-01T12:00:00Z',
-  data: { id: 'post_42', account_ids: ['acc_1'], published_at: '2024-05-01T12:00:00Z' },
-});
+let postNumber = 0;
+
+/** A post.published body for a new post (examples keep their dedupe memory between tests). */
+function publishedBody(): string {
+  postNumber += 1;
+  return JSON.stringify({
+    event: 'post.published',
+    created_at: '2024-05-01T12:00:00Z',
+    data: { id: `post_${postNumber}`, account_ids: ['acc_1'], published_at: '2024-05-01T12:00:00Z' },
+  });
+}
 
 /** Signs as the service does (spec §5): HMAC-SHA256 over "<t>.<body>", lowercase hex, t = now. */
 function sign(payload: string, secret = SECRET): string {
@@ -18,88 +28,163 @@ function sign(payload: string, secret = SECRET): string {
   return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${payload}`).digest('hex')}`;
 }
 
-const savedSecret = process.env.POSTSCHED_WEBHOOK_SECRET;
+const delivery = (body: string, signature = sign(body), method = 'POST') =>
+  new Request('https://app.example/webhooks/postsched', {
+    method,
+    ...(method === 'GET' ? {} : { body }),
+    headers: { 'content-type': 'application/json', 'x-service-signature': signature },
+  });
+
+/** Sends a Request to a server on 127.0.0.1, path and all. */
+const over = (base: string) => (request: Request) =>
+  fetch(new URL(new URL(request.url).pathname, base), {
+    method: request.method,
+    headers: request.headers,
+    ...(request.method === 'GET' ? {} : { body: request.body, duplex: 'half' }),
+  } as RequestInit);
+
+interface Running {
+  send(request: Request): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/** Each example, started with `secret` in its environment (undefined: not configured). */
+const examples: { name: string; start(secret: string | undefined): Promise<Running> }[] = [
+  {
+    name: 'examples/webhooks-express.ts',
+    async start(secret) {
+      stubSecret(secret);
+      const { createApp } = await import('../../examples/webhooks-express.js');
+      const server = createApp().listen(0, '127.0.0.1');
+      await new Promise<void>((resolve) => server.once('listening', resolve));
+      return {
+        send: over(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+        close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+      };
+    },
+  },
+  {
+    name: 'examples/webhooks-nextjs.ts',
+    async start(secret) {
+      stubSecret(secret);
+      vi.resetModules(); // the route's handler reads the secret when Next.js loads the file
+      const { POST } = await import('../../examples/webhooks-nextjs.js');
+      return { send: (request) => POST(request), close: async () => {} };
+    },
+  },
+  {
+    name: 'examples/webhooks-hono.ts',
+    async start(secret) {
+      stubSecret(secret);
+      vi.resetModules();
+      const { app } = await import('../../examples/webhooks-hono.js');
+      const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+        const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+      });
+      return {
+        send: over(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+        close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+      };
+    },
+  },
+  {
+    name: 'examples/webhooks-cloudflare.ts',
+    async start(secret) {
+      const { default: worker } = await import('../../examples/webhooks-cloudflare.js');
+      return { send: (request) => worker.fetch(request, { POSTSCHED_WEBHOOK_SECRET: secret as string }), close: async () => {} };
+    },
+  },
+];
+
+function stubSecret(secret: string | undefined): void {
+  vi.stubEnv('POSTSCHED_WEBHOOK_SECRET', secret);
+}
+
+let queued: string[];
 beforeEach(() => {
-  process.env.POSTSCHED_WEBHOOK_SECRET = SECRET;
-  expressExample.jobs.length = 0;
-  fetchExample.jobs.length = 0;
+  queued = [];
+  vi.spyOn(console, 'info').mockImplementation((line: string) => void queued.push(line));
   vi.spyOn(console, 'warn').mockImplementation(() => {});
   vi.spyOn(console, 'error').mockImplementation(() => {});
 });
 afterEach(() => {
   vi.restoreAllMocks();
-  if (savedSecret === undefined) delete process.env.POSTSCHED_WEBHOOK_SECRET;
-  else process.env.POSTSCHED_WEBHOOK_SECRET = savedSecret;
+  vi.unstubAllEnvs();
 });
 
-describe('examples/webhooks-express.ts', () => {
-  let server: Server;
-  let url: string;
-
-  beforeAll(async () => {
-    server = expressExample.createApp().listen(0, '127.0.0.1');
-    await new Promise<void>((resolve) => server.once('listening', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/postsched`;
+describe.each(examples)('$name', ({ start }) => {
+  let running: Running | undefined;
+  afterEach(async () => {
+    await running?.close();
+    running = undefined;
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const run = async (secret: string | null = SECRET) => (running = await start(secret ?? undefined));
 
-  const deliver = (payload: string, headers: Record<string, string>) =>
-    fetch(url, { method: 'POST', body: payload, headers: { 'content-type': 'application/json', ...headers } });
-
-  it('answers 204 to a correctly signed delivery and enqueues the event', async () => {
-    const response = await deliver(body, { 'X-Service-Signature': sign(body) });
+  it('answers 204 to a signed delivery, after queueing its event', async () => {
+    const { send } = await run();
+    const body = publishedBody();
+    const response = await send(delivery(body));
     expect(response.status).toBe(204);
-    expect(expressExample.jobs).toEqual([JSON.parse(body)]);
+    const { id } = JSON.parse(body).data;
+    expect(queued).toEqual([`queued post-published {"postId":"${id}","at":"2024-05-01T12:00:00Z"}`]);
   });
 
-  it('answers 400 to a tampered body and enqueues nothing', async () => {
-    const response = await deliver(body.replace('post_42', 'post_43'), { 'X-Service-Signature': sign(body) });
-    expect(response.status).toBe(400);
-    expect(await response.text()).toBe('no_matching_signature');
-    expect(expressExample.jobs).toEqual([]);
+  it('queues a delivery sent twice once, and answers 204 both times', async () => {
+    const { send } = await run();
+    const body = publishedBody();
+    expect((await send(delivery(body))).status).toBe(204);
+    expect((await send(delivery(body))).status).toBe(204);
+    expect(queued).toHaveLength(1);
   });
 
-  it('answers 400 to a delivery without a signature', async () => {
-    const response = await deliver(body, {});
-    expect(response.status).toBe(400);
-    expect(await response.text()).toBe('missing_signature');
+  it('answers 500 while the queue fails, so the service retries, and queues the retry', async () => {
+    const { send } = await run();
+    vi.mocked(console.info).mockImplementationOnce(() => {
+      throw new Error('queue unavailable');
+    });
+    const body = publishedBody();
+    expect((await send(delivery(body))).status).toBe(500);
+    expect(queued).toEqual([]);
+    expect((await send(delivery(body))).status).toBe(204);
+    expect(queued).toHaveLength(1);
   });
 
-  it('answers 500, not 400, when the server has no secret configured', async () => {
-    delete process.env.POSTSCHED_WEBHOOK_SECRET;
-    const response = await deliver(body, { 'X-Service-Signature': sign(body) });
+  it('answers 400 with the reason to a forged or tampered delivery and queues nothing', async () => {
+    const { send } = await run();
+    const body = publishedBody();
+    const forged = await send(delivery(body, sign(body, 'whsec_attacker')));
+    expect([forged.status, await forged.text()]).toEqual([400, 'no_matching_signature']);
+    const tampered = await send(delivery(body.replace('acc_1', 'acc_2'), sign(body)));
+    expect([tampered.status, await tampered.text()]).toEqual([400, 'no_matching_signature']);
+    const unsigned = await send(delivery(body, ''));
+    expect([unsigned.status, await unsigned.text()]).toEqual([400, 'missing_signature']);
+    expect(queued).toEqual([]);
+  });
+
+  it('answers 405 to a GET', async () => {
+    const { send } = await run();
+    const response = await send(delivery('', '', 'GET'));
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+  });
+
+  it('answers 500, never 400, when the server has no secret configured', async () => {
+    const { send } = await run(null);
+    const body = publishedBody();
+    const response = await send(delivery(body));
     expect(response.status).toBe(500);
     expect(await response.text()).not.toContain(SECRET);
+    expect(queued).toEqual([]);
   });
 });
 
-describe('examples/webhooks-fetch.ts', () => {
-  const request = (payload: string, headers: Record<string, string>) =>
-    new Request('https://app.example/api/webhooks/postsched', { method: 'POST', body: payload, headers });
-
-  it('answers 204 to a correctly signed delivery and enqueues the event', async () => {
-    const response = await fetchExample.POST(request(body, { 'x-service-signature': sign(body) }));
-    expect(response.status).toBe(204);
-    expect(fetchExample.jobs).toEqual([JSON.parse(body)]);
-  });
-
-  it('answers 400 to a delivery signed with another secret', async () => {
-    const response = await fetchExample.POST(request(body, { 'x-service-signature': sign(body, 'whsec_other') }));
-    expect(response.status).toBe(400);
-    expect(await response.text()).toBe('no_matching_signature');
-    expect(fetchExample.jobs).toEqual([]);
-  });
-
-  it('answers 400 to a re-serialized body', async () => {
-    const pretty = JSON.stringify(JSON.parse(body), null, 2);
-    const response = await fetchExample.POST(request(pretty, { 'x-service-signature': sign(body) }));
-    expect(response.status).toBe(400);
-  });
-
-  it('throws (a 500 in every framework) when the secret is not configured', async () => {
-    process.env.POSTSCHED_WEBHOOK_SECRET = ' ';
-    await expect(fetchExample.POST(request(body, { 'x-service-signature': sign(body) }))).rejects.toMatchObject({
-      reason: 'invalid_secret',
-    });
+describe('examples/webhooks-cloudflare.ts routing', () => {
+  it('answers 404 off its path and picks up a rotated secret from env', async () => {
+    const { default: worker } = await import('../../examples/webhooks-cloudflare.js');
+    const elsewhere = new Request('https://worker.example/other', { method: 'POST' });
+    expect((await worker.fetch(elsewhere, { POSTSCHED_WEBHOOK_SECRET: SECRET })).status).toBe(404);
+    const body = publishedBody();
+    const rotated = 'whsec_rotated_77';
+    expect((await worker.fetch(delivery(body, sign(body, rotated)), { POSTSCHED_WEBHOOK_SECRET: rotated })).status).toBe(204);
   });
 });

@@ -12,13 +12,16 @@ describe('webhook entry points', () => {
   it('export exactly the same API from the Web Crypto and the node:crypto entry', () => {
     expect(Object.keys(web).sort()).toEqual(Object.keys(node).sort());
     expect(Object.keys(web).sort()).toEqual([
+      'DEFAULT_WEBHOOK_MAX_BODY_BYTES',
       'DEFAULT_WEBHOOK_TOLERANCE_SECONDS',
       'WEBHOOK_EVENT_TYPES',
       'WEBHOOK_SIGNATURE_HEADER',
       'WebhookVerificationError',
+      'createWebhookHandler',
       'signWebhook',
       'verifyWebhook',
       'verifyWebhookRequest',
+      'webhookDedupeKey',
     ]);
     // One error class, so `instanceof` works whichever entry threw.
     expect(web.WebhookVerificationError).toBe(node.WebhookVerificationError);
@@ -56,6 +59,37 @@ describe('webhook entry points', () => {
     for (const secret of [...secrets, secrets[0]!]) await web.signWebhook({ body: '', secret, timestamp: T });
     // The first secret was evicted by the 39 after it, so it is imported again: the cache did not grow to 40.
     expect(importKey).toHaveBeenCalledTimes(41);
+  });
+
+  it('starts the HMAC of a known secret before verifyWebhook returns, so JSON.parse runs while it hashes', async () => {
+    const secret = `${SECRET}_overlap`;
+    const verify = () => web.verifyWebhook({ body: publishedBody, signature: header(secret, T, publishedBody), secret, now: NOW });
+    await verify(); // imports the key
+    const sign = vi.spyOn(crypto.subtle, 'sign');
+    const parse = vi.spyOn(JSON, 'parse');
+    const pending = verify();
+    expect(sign).toHaveBeenCalledTimes(1); // already under way
+    expect(sign.mock.invocationCallOrder[0]!).toBeLessThan(parse.mock.invocationCallOrder[0]!);
+    await expect(pending).resolves.toMatchObject({ event: 'post.published' });
+  });
+
+  it('imports a key again after a failed import (a failure is not cached)', async () => {
+    const secret = `${SECRET}_fails_once`;
+    const importKey = vi.spyOn(crypto.subtle, 'importKey').mockRejectedValueOnce(new Error('no key today'));
+    const sign = () => web.signWebhook({ body: '', secret, timestamp: T });
+    await expect(sign()).rejects.toThrow('no key today');
+    await expect(sign()).resolves.toBe(`t=${T},v1=${hmacHex(secret, T, '')}`);
+    expect(importKey).toHaveBeenCalledTimes(2);
+  });
+
+  it('does not bring back a key evicted while it was being imported', async () => {
+    const importKey = vi.spyOn(crypto.subtle, 'importKey');
+    const first = web.signWebhook({ body: '', secret: 'whsec_evicted_early', timestamp: T });
+    // 16 other secrets evict the first while its import is still pending.
+    await Promise.all(Array.from({ length: 16 }, (_, i) => web.signWebhook({ body: '', secret: `whsec_evictor_${i}`, timestamp: T })));
+    await first;
+    await web.signWebhook({ body: '', secret: 'whsec_evicted_early', timestamp: T });
+    expect(importKey).toHaveBeenCalledTimes(18);
   });
 
   it('computes no HMAC for a header of 1,000 v1 entries', async () => {

@@ -110,6 +110,32 @@ describe.each(backends)('verifyWebhook ($name)', ({ api }) => {
       expect(error.message).not.toContain(SECRET);
     });
 
+    it.each([
+      ['a missing secret', { secret: undefined as never }, /Secret is not a string: .*dashboard; is POSTSCHED_WEBHOOK_SECRET set\?/],
+      ['an empty secret list', { secret: [] }, /Secret is empty: .*dashboard; is POSTSCHED_WEBHOOK_SECRET set\?/],
+      ['a numeric header value', { signature: { 'x-service-signature': 42 } as never }, /expected t=<seconds>,v1=<64 lowercase hex>/],
+      ['a missing header', { signature: undefined }, /X-Service-Signature header is missing/],
+      ['an old timestamp', { now: NOW + 301_000 }, /301s old, over 300s tolerance: a replay, or a slow clock/],
+      ['a future timestamp', { now: NOW - 301_000 }, /301s ahead, over 300s tolerance: check the clock/],
+      ['the wrong secret', { secret: 'whsec_other' }, /check the secret; pass the raw body/],
+    ] as const)('says what to fix for %s', async (_, options, message) => {
+      expect((await thrown(() => verify(options))).message).toMatch(message);
+    });
+
+    it('refuses a `now` that is not a time, saying what to pass', async () => {
+      const error = await thrown(() => verify({ now: new Date('not a date') }));
+      expect(error).toBeInstanceOf(PostSchedError);
+      expect(error.message).toMatch(/Invalid now: pass a Date or milliseconds/);
+    });
+
+    it('rejects the promise it returns, never throwing synchronously', async () => {
+      for (const options of [{ secret: '' }, { body: {} as never }, { signature: 'garbage' }, { toleranceSeconds: -1 }]) {
+        let pending: Promise<unknown> | undefined;
+        expect(() => (pending = verify(options))).not.toThrow();
+        await expect(pending).rejects.toBeInstanceOf(PostSchedError);
+      }
+    });
+
     it('reports a configuration mistake before judging the delivery', async () => {
       expect(await reasonOf({ secret: '', signature: 'garbage' })).toBe('invalid_secret');
       expect(await reasonOf({ body: {} as never, signature: undefined })).toBe('body_not_raw');
@@ -274,5 +300,34 @@ describe.each(backends)('verifyWebhook ($name)', ({ api }) => {
       const error = await thrown(() => signWebhook({ body: '', secret: `${SECRET} ` }));
       expect(error.reason).toBe('invalid_secret');
     });
+  });
+});
+
+describe('Web Crypto from another realm (edge-runtime runs the bundle in a VM context)', () => {
+  it('verifies when crypto.subtle answers with promises that are not this realm’s Promise', async () => {
+    const { runInNewContext } = await import('node:vm');
+    const { vi } = await import('vitest');
+    const OtherPromise = runInNewContext('Promise') as PromiseConstructor;
+    const subtle = globalThis.crypto.subtle;
+    const importKey = subtle.importKey.bind(subtle);
+    const sign = subtle.sign.bind(subtle);
+    const spies = [
+      vi.spyOn(subtle, 'importKey').mockImplementation(((...args: Parameters<SubtleCrypto['importKey']>) =>
+        new OtherPromise((resolve, reject) => importKey(...args).then(resolve, reject))) as never),
+      vi.spyOn(subtle, 'sign').mockImplementation(((...args: Parameters<SubtleCrypto['sign']>) =>
+        new OtherPromise((resolve, reject) => sign(...args).then(resolve, reject))) as never),
+    ];
+    try {
+      const web = backends[0].api;
+      // A secret no other test imported, so the key cache starts empty: first the pending import, then the key.
+      const secret = 'whsec_other_realm_7d1e';
+      for (let i = 0; i < 2; i++) {
+        const event = await web.verifyWebhook({ body: publishedBody, signature: header(secret, T, publishedBody), secret, now: NOW });
+        expect(event.event).toBe('post.published');
+      }
+      expect(spies[1]!.mock.calls.length).toBe(2);
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
   });
 });

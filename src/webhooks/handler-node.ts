@@ -1,0 +1,148 @@
+/**
+ * The node:http side of `createWebhookHandler`: reading a delivery from an `IncomingMessage` (or a framework's
+ * request that already holds the raw body) and answering through a `ServerResponse`. Typed structurally, with
+ * no `node:` import, so this entry stays Web-standards-only and its types need no `@types/node`.
+ */
+import type { Answer, Delivery } from './handler.js';
+import { reject } from './errors.js';
+import { toRawBody } from './body.js';
+import type { HeadersRecord } from './headers.js';
+import { checkDeclaredLength, tooLarge, unreadable } from './read-body.js';
+
+/**
+ * What `.node()` needs of a request: node:http's `IncomingMessage` (Express's `req`), or an object with the
+ * raw body in `body` (Fastify's `request` with a `Buffer` body parser).
+ */
+export interface NodeWebhookRequest {
+  /** The HTTP method. */
+  method?: string | undefined;
+  /** The request headers (names lowercased, as node:http gives them). */
+  headers: HeadersRecord;
+  /** A body a framework already read: used when it is raw (a `Buffer`, bytes or a string), refused when parsed. */
+  body?: unknown;
+  /** True once the stream was read to its end (by someone else, when `body` is not set). */
+  readableEnded?: boolean | undefined;
+  /** Subscribes to the stream's `data`, `end`, `error` and `close` events. */
+  on?(event: string, listener: (...args: any[]) => void): unknown;
+  /** Unsubscribes. */
+  removeListener?(event: string, listener: (...args: any[]) => void): unknown;
+  /** Stops the flow of `data` events. */
+  pause?(): unknown;
+}
+
+/** What `.node()` needs of a response: node:http's `ServerResponse` (Express's `res`, Fastify's `reply.raw`). */
+export interface NodeWebhookResponse {
+  /** The status to send. */
+  statusCode: number;
+  /** Sets one header. */
+  setHeader(name: string, value: string): unknown;
+  /** Sends the body and ends the response. */
+  end(body?: string): unknown;
+  /** True when something else already began the answer. */
+  headersSent?: boolean | undefined;
+}
+
+/** A Node delivery, plus whether its body stream was left unread (then the connection is closed after the answer). */
+export interface NodeDelivery extends Delivery {
+  readonly bodyLeftUnread: () => boolean;
+}
+
+export function nodeDelivery(req: NodeWebhookRequest): NodeDelivery {
+  let readToEnd = false;
+  const header = (name: string) => {
+    const value = req.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  };
+  return {
+    method: req.method,
+    headers: req.headers,
+    assertReadable() {
+      if (req.body !== undefined) {
+        // A body parser ran first: raw bytes or text verify, a parsed object cannot.
+        try {
+          toRawBody(req.body);
+        } catch {
+          reject('body_not_raw', 'req.body was parsed by a body parser: mount the handler before express.json(), or use express.raw()');
+        }
+      } else if (typeof req.on !== 'function' || req.readableEnded === true) {
+        unreadable();
+      }
+    },
+    async read(limit) {
+      if (req.body !== undefined) {
+        const body = toRawBody(req.body);
+        const size = typeof body === 'string' ? new TextEncoder().encode(body).byteLength : body.byteLength;
+        if (size > limit) tooLarge(limit);
+        return body;
+      }
+      checkDeclaredLength(header('content-length'), limit);
+      const body = await readStream(req, limit);
+      readToEnd = true;
+      return body;
+    },
+    discard() {
+      // Nothing to cancel on a Node stream we never subscribed to: the answer closes the connection instead.
+    },
+    bodyLeftUnread() {
+      if (req.body !== undefined || readToEnd) return false;
+      const length = header('content-length');
+      return header('transfer-encoding') !== undefined || (length !== undefined && length !== '0');
+    },
+  };
+}
+
+/**
+ * Reads the stream to its end, at most `limit` bytes. Listeners rather than `for await`: leaving a `for await`
+ * early destroys the request, and with it the socket the 400 must go out on.
+ */
+function readStream(req: NodeWebhookRequest, limit: number): Promise<Uint8Array> {
+  return new Promise((resolve, fail) => {
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    const settle = (finish: () => void) => {
+      for (const [event, listener] of listeners) req.removeListener?.(event, listener);
+      finish();
+    };
+    const listeners: [string, (...args: any[]) => void][] = [
+      [
+        'data',
+        (chunk: Uint8Array | string) => {
+          const bytes = typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk;
+          size += bytes.byteLength;
+          if (size > limit) {
+            req.pause?.();
+            settle(() => fail(thrown(() => tooLarge(limit))));
+          } else {
+            chunks.push(bytes);
+          }
+        },
+      ],
+      ['end', () => settle(() => resolve(new Blob(chunks as Uint8Array<ArrayBuffer>[]).arrayBuffer().then((b) => new Uint8Array(b))))],
+      ['error', () => settle(() => fail(thrown(unreadable)))],
+      // Emitted before `end` only when the sender went away mid-body.
+      ['close', () => settle(() => fail(thrown(unreadable)))],
+    ];
+    for (const [event, listener] of listeners) req.on!(event, listener);
+  });
+}
+
+/** The error `fail` throws, as a value (to reject a promise from an event listener). */
+function thrown(fail: () => never): unknown {
+  try {
+    return fail();
+  } catch (error) {
+    return error;
+  }
+}
+
+export function writeNodeAnswer(res: NodeWebhookResponse, { status, body }: Answer, delivery: NodeDelivery): void {
+  if (res.headersSent === true) return;
+  res.statusCode = status;
+  if (status === 405) res.setHeader('allow', 'POST');
+  if (body !== null) res.setHeader('content-type', 'text/plain; charset=utf-8');
+  // A body we did not read (rejected on its header, or over the cap) would otherwise be read to its end by
+  // node:http to keep the connection alive: close it instead.
+  if (delivery.bodyLeftUnread()) res.setHeader('connection', 'close');
+  if (body === null) res.end();
+  else res.end(body);
+}

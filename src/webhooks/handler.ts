@@ -1,0 +1,200 @@
+/**
+ * `createWebhookHandler`: verify, drop duplicates, dispatch to a typed handler per event, and answer as the
+ * service needs (assumptions.md "Webhook retries, time-outs, expected status"). Framework-free: the adapters
+ * speak Fetch (`.fetch`) and node:http (`.node`). Imported by nothing the verifier uses, so a bundle of
+ * `verifyWebhook` alone leaves all of this out.
+ */
+import type { HmacBackend } from './backend.js';
+import { memoryDedupe, webhookDedupeKey, type WebhookDedupe } from './dedupe.js';
+import { WebhookVerificationError } from './errors.js';
+import type { KnownWebhookEvent, UnknownWebhookEvent, WebhookEvent, WebhookEventType } from './event.js';
+import { nodeDelivery, writeNodeAnswer, type NodeWebhookRequest, type NodeWebhookResponse } from './handler-node.js';
+import { assertUnreadRequest, bodyLimit, discardRequestBody, readRequestBody } from './read-body.js';
+import { toSecretList, type WebhookSecret } from './secret.js';
+import { checkSignature, verifySigned, type VerifyWebhookClockOptions } from './verify.js';
+
+/**
+ * One handler per event name, each given its own event type. A handler that returns a promise is awaited before
+ * the answer; one that throws (or rejects) makes the answer a 500, so the service retries.
+ *
+ * @example
+ * on: {
+ *   'post.published': (event) => queue.add('published', { postId: event.data.id, at: event.data.published_at }),
+ *   'post.failed': async (event) => alertOwner(event.data.account_ids),
+ * }
+ */
+export type WebhookEventHandlers = {
+  [Name in WebhookEventType]?: (event: Extract<KnownWebhookEvent, { event: Name }>) => unknown;
+};
+
+/** What `onError` is told beside the error. */
+export interface WebhookErrorContext {
+  /** The status answered: 400 (the delivery did not verify) or 500 (configuration, dedupe store, handler). */
+  status: 400 | 500;
+  /** The verified event, when the failure came after verification (a dedupe store or a handler failed). */
+  event?: WebhookEvent;
+}
+
+/** Options of `createWebhookHandler`. */
+export interface WebhookHandlerOptions extends VerifyWebhookClockOptions {
+  /** The endpoint's webhook secret, or several during a rotation. Checked on each delivery (a 500 when bad). */
+  secret: WebhookSecret;
+  /** The handler of each event name you act on. An event without one is answered 2xx and dropped. */
+  on: WebhookEventHandlers;
+  /** Called with a verified event whose name this SDK version does not know; without it they are dropped (2xx). */
+  onUnknown?: ((event: UnknownWebhookEvent) => unknown) | undefined;
+  /**
+   * Called for every delivery not answered 2xx, before the answer: a `WebhookVerificationError` (400; its
+   * `reason` says why), or a configuration mistake, a failing dedupe store or handler (500). Default: log the
+   * 500s with `console.error` (messages carry no secret); 400s are not logged. Errors it throws are ignored.
+   */
+  onError?: ((error: unknown, context: WebhookErrorContext) => unknown) | undefined;
+  /**
+   * Where handled events are remembered so a retried delivery runs its handler once (see `WebhookDedupe` and
+   * `webhookDedupeKey`). Default: this process's memory, the last 10,000 events. `false`: no deduplication.
+   * Several processes or instances need a shared store (Redis, a database unique key).
+   */
+  dedupe?: WebhookDedupe | false | undefined;
+  /** The largest body read, in bytes (default 1 MiB); a longer one is answered 400 `body_too_large`. */
+  maxBodyBytes?: number | undefined;
+}
+
+/**
+ * A webhook endpoint, ready to mount. Each adapter is a bound function: pass it on as it is.
+ * Answers: 204 once the event's handler finished (or for an event without a handler, or a duplicate); 400 with
+ * the `reason` code as text when the delivery does not verify; 500 when a handler, the dedupe store or the
+ * configuration (secret, a body parser before the handler) failed, so the service retries; 405 for any method
+ * but POST.
+ */
+export interface WebhookHandler {
+  /**
+   * For Fetch-based servers: Next.js route handlers, Hono, Bun, Deno, Cloudflare Workers, Vercel Edge.
+   *
+   * @example
+   * export const POST = webhooks.fetch             // Next.js app/api/webhooks/route.ts
+   * app.post('/webhooks', (c) => webhooks.fetch(c.req.raw))   // Hono
+   */
+  fetch(request: Request): Promise<Response>;
+  /**
+   * For node:http servers: `http.createServer(webhooks.node)`, Express (`app.post('/webhooks', webhooks.node)`,
+   * with no body parser before it), Fastify (a raw `Buffer` body in `request.body`; `reply.hijack()` first).
+   * Reads the stream itself, or uses a raw `req.body` (Buffer, string) when a framework already read it.
+   *
+   * @example
+   * app.post('/webhooks/postsched', webhooks.node)
+   */
+  node(req: NodeWebhookRequest, res: NodeWebhookResponse): Promise<void>;
+}
+
+/** A delivery as the core sees it, whatever server it came through. */
+export interface Delivery {
+  readonly method: string | undefined;
+  /** A Fetch `Headers` or a Node headers object. */
+  readonly headers: unknown;
+  /** Throws `body_not_raw` when the body is gone (read by someone else) or was parsed. Reads nothing. */
+  assertReadable(): void;
+  /** The raw body, at most `limit` bytes (`body_too_large` past that). */
+  read(limit: number): Promise<string | Uint8Array>;
+  /** Drops a body that will not be read. */
+  discard(): void;
+}
+
+/** The answer, whatever server it goes out through. */
+export interface Answer {
+  readonly status: 204 | 400 | 405 | 500;
+  readonly body: string | null;
+}
+
+/** Reasons that are our configuration, not the sender's doing: a 500, so deliveries are retried once fixed. */
+const CONFIGURATION_REASONS: ReadonlySet<string> = new Set(['invalid_secret', 'body_not_raw']);
+
+const ok: Answer = { status: 204, body: null };
+const serverError: Answer = { status: 500, body: 'server_error' };
+
+/** `createWebhookHandler` with a given HMAC backend. */
+export function createHandlerWith(backend: HmacBackend, options: WebhookHandlerOptions): WebhookHandler {
+  const limit = bodyLimit(options.maxBodyBytes); // a bad constant fails at start-up, not on the first delivery
+  const { on, onUnknown, onError } = options;
+  const dedupe = options.dedupe === false ? undefined : (options.dedupe ?? memoryDedupe());
+  const claim = typeof dedupe === 'function' ? dedupe : dedupe?.claim.bind(dedupe);
+  const release = typeof dedupe === 'function' ? undefined : dedupe?.release?.bind(dedupe);
+
+  async function report(error: unknown, context: WebhookErrorContext): Promise<void> {
+    try {
+      if (onError !== undefined) await onError(error, context);
+      else if (context.status === 500) console.error('postsched webhook answered 500:', error);
+    } catch {
+      // onError is the last resort: a failure in it must not change the answer.
+    }
+  }
+
+  /** Configuration first, then everything the header decides, and only then the body. */
+  async function verify(delivery: Delivery): Promise<WebhookEvent> {
+    const secrets = toSecretList(options.secret);
+    delivery.assertReadable();
+    const signature = checkSignature(delivery.headers, options);
+    return verifySigned(backend, secrets, signature, await delivery.read(limit));
+  }
+
+  async function dispatch(event: WebhookEvent): Promise<Answer> {
+    const run = (event.event === 'unknown' ? onUnknown : on[event.event]) as ((e: WebhookEvent) => unknown) | undefined;
+    if (run === undefined) return ok; // nobody listens: acknowledged, nothing remembered
+    const key = claim === undefined ? undefined : webhookDedupeKey(event);
+    if (key !== undefined && !(await claim!(key))) return ok; // a duplicate: handled once already (or in flight)
+    try {
+      await run(event);
+    } catch (error) {
+      if (key !== undefined && release !== undefined) {
+        try {
+          await release(key);
+        } catch (releaseError) {
+          await report(releaseError, { status: 500, event });
+        }
+      }
+      throw error;
+    }
+    return ok;
+  }
+
+  async function answer(delivery: Delivery): Promise<Answer> {
+    if (delivery.method?.toUpperCase() !== 'POST') {
+      delivery.discard();
+      return { status: 405, body: 'method_not_allowed' };
+    }
+    let event: WebhookEvent;
+    try {
+      event = await verify(delivery);
+    } catch (error) {
+      delivery.discard(); // whatever of the body was not read stays unread
+      const rejected = error instanceof WebhookVerificationError && !CONFIGURATION_REASONS.has(error.reason);
+      await report(error, { status: rejected ? 400 : 500 });
+      return rejected ? { status: 400, body: error.reason } : serverError;
+    }
+    try {
+      return await dispatch(event);
+    } catch (error) {
+      await report(error, { status: 500, event });
+      return serverError;
+    }
+  }
+
+  return {
+    async fetch(request) {
+      const delivery: Delivery = {
+        method: request.method,
+        headers: request.headers,
+        assertReadable: () => assertUnreadRequest(request),
+        read: (max) => readRequestBody(request, max),
+        discard: () => discardRequestBody(request),
+      };
+      const { status, body } = await answer(delivery);
+      const headers: Record<string, string> = status === 405 ? { allow: 'POST' } : {};
+      if (body !== null) headers['content-type'] = 'text/plain; charset=utf-8';
+      return new Response(body, { status, headers });
+    },
+    async node(req, res) {
+      const delivery = nodeDelivery(req);
+      writeNodeAnswer(res, await answer(delivery), delivery);
+    },
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * Node-only. The verifier under Node (package.json "exports" → "node"): the same API as `verifier.ts`, with the
+ * HMAC on `node:crypto` (synchronous, several times faster than `crypto.subtle` in Node).
+ */
+import { nodeCrypto } from './crypto-node.js';
+import type { WebhookEvent } from './event.js';
+import type { WebhookSecret } from './secret.js';
+import {
+  signWith,
+  verifyRequestWith,
+  verifyWith,
+  type SignWebhookOptions,
+  type VerifyWebhookOptions,
+  type VerifyWebhookRequestOptions,
+} from './verify.js';
+
+export * from './public.js';
+
+/**
+ * Verifies a webhook delivery and returns its typed event; throws `WebhookVerificationError` otherwise.
+ *
+ * @example
+ * app.post('/webhooks', express.raw({ type: 'application/json' }), async (req, res) => {
+ *   const event = await verifyWebhook({ body: req.body, signature: req.headers, secret })
+ *   res.sendStatus(204)
+ * })
+ */
+export function verifyWebhook(options: VerifyWebhookOptions): Promise<WebhookEvent> {
+  return verifyWith(nodeCrypto, options);
+}
+
+/**
+ * Verifies a Fetch `Request` (Next.js route handlers, Hono, Bun, Deno, workers). The header and its timestamp
+ * are checked first; only then is the body read, once, up to `maxBodyBytes` (1 MiB by default).
+ *
+ * @example
+ * export async function POST(request: Request) {
+ *   const event = await verifyWebhookRequest(request, process.env.POSTSCHED_WEBHOOK_SECRET!)
+ *   return new Response(null, { status: 204 })
+ * }
+ */
+export function verifyWebhookRequest(
+  request: Request,
+  secret: WebhookSecret,
+  options?: VerifyWebhookRequestOptions,
+): Promise<WebhookEvent> {
+  return verifyRequestWith(nodeCrypto, request, secret, options);
+}
+
+/**
+ * Signs a body as the service does, for your own tests; returns the `X-Service-Signature` value.
+ *
+ * @example
+ * const signature = await signWebhook({ body, secret: 'whsec_test' })
+ * await fetch(url, { method: 'POST', body, headers: { 'X-Service-Signature': signature } })
+ */
+export function signWebhook(options: SignWebhookOptions): Promise<string> {
+  return signWith(nodeCrypto, options);
+}
