@@ -6,9 +6,17 @@
  * seconds ahead → the signed `post.scheduled` and `post.published` webhooks, verified → analytics → an
  * access token that expires on the service, refreshed automatically on the next call.
  *
- * Against a real service instead, set POSTSCHED_BASE_URL, POSTSCHED_CLIENT_ID, POSTSCHED_CLIENT_SECRET and
- * POSTSCHED_REDIRECT_URI: the demo prints the authorize URL, asks for the URL your browser was sent back to,
- * then schedules a post a day ahead and cancels it (nothing is published).
+ * POSTSCHED_FAKE_PROFILE=minimal (or noisy, with POSTSCHED_FAKE_SEED=<n>) makes the fake answer only the fields the
+ * service spec gives (or garble every other one): the demo then shows what a user sees when a field the SDK assumed
+ * is missing ("status: not given").
+ *
+ * Against a service (the local mock, or a real one), set POSTSCHED_BASE_URL, POSTSCHED_CLIENT_ID,
+ * POSTSCHED_CLIENT_SECRET and POSTSCHED_REDIRECT_URI: the demo prints the authorize URL, asks for the URL your
+ * browser was sent back to (copy it from the address bar, even if the page did not load), then schedules a post
+ * a day ahead and cancels it (nothing is published). With the mock (in a clone of this repository, `npm run mock`
+ * instead of `npx postsched mock`):
+ *   npx postsched mock        # terminal 1: paste its export lines into terminal 2
+ *   npm run demo              # terminal 2
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,7 +31,7 @@ import {
   type TokenSet,
   type WebhookEvent,
 } from '@postsched/sdk';
-import { createFakeService } from '@postsched/sdk/testing';
+import { createFakeService, type WireProfile } from '@postsched/sdk/testing';
 
 const SCOPES: Scope[] = ['accounts:read', 'posts:read', 'posts:write', 'media:write', 'analytics:read'];
 const real = process.env['POSTSCHED_BASE_URL'] !== undefined;
@@ -32,8 +40,17 @@ let stepNumber = 0;
 const step = (title: string) => console.log(`\n${++stepNumber}. ${title}`);
 const say = (line: string) => console.log(`   ${line}`);
 
+/**
+ * Only a post's `id` and `account_ids` and an account's `id` are in the service's spec; every other field is the
+ * SDK's assumption and may be missing, or of another type, on a real service. Print what came, or say it did not.
+ */
+function shown(value: unknown): string {
+  if (value === undefined || value === null) return 'not given';
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : JSON.stringify(value);
+}
+
 /** A small receiver that verifies each delivery on the raw bytes, answers 204 at once and queues the event. */
-function startWebhookReceiver(secret: string, now: () => number) {
+function startWebhookReceiver(secret: string) {
   const events: WebhookEvent[] = [];
   const waiters: Array<() => void> = [];
   const server = createServer((req, res) => {
@@ -41,8 +58,7 @@ function startWebhookReceiver(secret: string, now: () => number) {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', async () => {
       try {
-        // The fake's clock may be moved ahead of the wall clock; a receiver normally leaves `now` out.
-        const event = await verifyWebhook({ body: Buffer.concat(chunks), signature: req.headers, secret, now: now() });
+        const event = await verifyWebhook({ body: Buffer.concat(chunks), signature: req.headers, secret });
         res.writeHead(204).end();
         events.push(event);
         for (const wake of waiters.splice(0)) wake();
@@ -91,12 +107,14 @@ function progressBar(loaded: number, total: number | undefined): string {
 }
 
 async function main(): Promise<void> {
-  console.log(real ? 'Post Scheduling Service demo (real service)' : 'Post Scheduling Service demo (bundled fake service on 127.0.0.1)');
+  console.log(`Post Scheduling Service demo (${real ? process.env['POSTSCHED_BASE_URL'] : 'bundled fake service on 127.0.0.1'})`);
 
   // --- The service: the fake, or the real one from the environment.
   const webhookSecret = 'whsec_demo_' + crypto.randomUUID();
-  const fake = real ? undefined : createFakeService({ clock: 'real' });
-  const receiver = startWebhookReceiver(webhookSecret, () => fake?.clock.now() ?? Date.now());
+  const profile = (process.env['POSTSCHED_FAKE_PROFILE'] ?? 'full') as WireProfile;
+  const seed = Number(process.env['POSTSCHED_FAKE_SEED'] ?? 1);
+  const fake = real ? undefined : createFakeService({ clock: 'real', profile, seed });
+  const receiver = startWebhookReceiver(webhookSecret);
   let baseUrl: string;
   let clientId: string;
   let clientSecret: string;
@@ -117,7 +135,7 @@ async function main(): Promise<void> {
     redirectUri = 'http://127.0.0.1:3000/oauth/callback';
     fake.registerApp({ clientId, clientSecret, redirectUris: [redirectUri] });
     fake.registerWebhookEndpoint({ url: `${receiverUrl}/webhooks`, secret: webhookSecret });
-    say(`fake service on ${baseUrl}, webhook receiver on ${receiverUrl}/webhooks`);
+    say(`fake service on ${baseUrl} (answers: ${profile} profile), webhook receiver on ${receiverUrl}/webhooks`);
   }
 
   try {
@@ -125,7 +143,8 @@ async function main(): Promise<void> {
     const oauth = new OAuthClient({ baseUrl, clientId, clientSecret, redirectUri });
     step('Build the authorize URL (PKCE S256, random state)');
     const pending = await oauth.createAuthorizationUrl({ scopes: SCOPES });
-    say(pending.url.replace(/(state|code_challenge)=[^&]+/g, '$1=…'));
+    // The fake consents by itself, so its URL is shortened for the log; a person needs the whole URL to open it.
+    say(fake === undefined ? pending.url : pending.url.replace(/(state|code_challenge)=[^&]+/g, '$1=…'));
 
     let callbackUrl: string;
     if (fake !== undefined) {
@@ -162,7 +181,7 @@ async function main(): Promise<void> {
     const accountIds: string[] = [];
     for await (const account of client.accounts.list()) {
       accountIds.push(account.id);
-      say(`${account.id.padEnd(20)} ${account.platform.padEnd(10)} ${account.name}`);
+      say(`${account.id.padEnd(20)} platform: ${shown(account.platform).padEnd(10)} name: ${shown(account.name)}`);
     }
     if (accountIds.length === 0) throw new Error('the user has no connected accounts to post to');
 
@@ -182,21 +201,28 @@ async function main(): Promise<void> {
       },
     );
     if (process.stdout.isTTY) process.stdout.write('\n');
-    say(`${media.id}: ${media.filename}, ${media.size} bytes, ${media.content_type}`);
+    const mediaId = typeof media.id === 'string' ? media.id : undefined;
+    say(`media id: ${shown(media.id)}, filename: ${shown(media.filename)}, size: ${shown(media.size)}, content type: ${shown(media.content_type)}`);
+    if (mediaId === undefined) say('no media id came back: the post goes without the image');
 
     // --- 5. Schedule a post a few seconds ahead (a day ahead on a real service, cancelled below).
     step(real ? 'Schedule a post a day ahead' : 'Schedule a post 3 seconds ahead');
     const publishAt = new Date(Date.now() + (real ? 86_400_000 : 3_000));
     const post = await client.posts.create(
-      { account_ids: accountIds, publish_at: publishAt, text: 'Hello from the @postsched/sdk demo', media_ids: [media.id] },
+      {
+        account_ids: accountIds,
+        publish_at: publishAt,
+        text: 'Hello from the @postsched/sdk demo',
+        ...(mediaId === undefined ? {} : { media_ids: [mediaId] }),
+      },
       { idempotencyKey: crypto.randomUUID() },
     );
-    say(`${post.id} is ${post.status}, publishes at ${post.publish_at} to ${post.account_ids.join(', ')}`);
+    say(`${post.id}, status: ${shown(post.status)}, publish_at: ${shown(post.publish_at)}, accounts: ${post.account_ids.join(', ')}`);
 
     if (fake === undefined) {
       step('Cancel it (this demo publishes nothing on a real service)');
       const cancelled = await client.posts.delete(post.id);
-      say(`${cancelled.id} is ${cancelled.status}`);
+      say(`${post.id} cancelled, status: ${shown(cancelled?.status)}`);
       console.log('\nDone.');
       return;
     }
@@ -211,14 +237,14 @@ async function main(): Promise<void> {
     // --- 7. Analytics.
     step('Read the post analytics');
     const stats = await client.analytics.getPost(post.id);
-    say(`impressions ${stats.impressions}, likes ${stats.likes}, shares ${stats.shares}, clicks ${stats.clicks}`);
+    say(`impressions: ${shown(stats.impressions)}, likes: ${shown(stats.likes)}, shares: ${shown(stats.shares)}, clicks: ${shown(stats.clicks)}`);
 
     // --- 8. Token expiry: move the service's clock an hour ahead; the next call gets 401, refreshes once, retries.
     step('An hour passes on the service: the access token expires');
     const before = saved?.accessToken;
     await fake.clock.advance(61 * 60 * 1000);
     const again = await client.posts.get(post.id);
-    say(`posts.get(${again.id}) → ${again.status}: the SDK got 401, refreshed the token once and retried`);
+    say(`posts.get(${again.id}) → status: ${shown(again.status)}; the SDK got 401, refreshed the token once and retried`);
     say(`refresh requests: ${fake.stats.tokenRequests.refresh_token}; new access token saved: ${saved?.accessToken !== before}`);
 
     console.log('\nDone: the whole flow ran against the fake service.');

@@ -5,9 +5,13 @@
  * leaves half a file), a file only its owner can read (mode 0o600: it holds a refresh token, a password), and a
  * lock that makes one process's TokenManagers refresh one at a time.
  *
- *   POSTSCHED_BASE_URL=https://api.postsched.example \
- *   POSTSCHED_CLIENT_ID=… POSTSCHED_CLIENT_SECRET=… POSTSCHED_REDIRECT_URI=http://localhost:3000/callback \
- *   POSTSCHED_TOKEN_FILE=./.postsched/tokens.json npx tsx examples/file-token-store.ts
+ * Against the local mock of the service (in a clone of this repository, `npm run mock` instead of `npx postsched mock`):
+ *   npx postsched mock                                     # terminal 1: paste its export lines into terminal 2
+ *   npx postsched login --out .postsched/tokens.json       # terminal 2: open the URL it prints, Allow
+ *   npx tsx examples/file-token-store.ts                   # terminal 2
+ *
+ * Against a real service, set POSTSCHED_BASE_URL, POSTSCHED_CLIENT_ID, POSTSCHED_CLIENT_SECRET and
+ * POSTSCHED_REDIRECT_URI yourself; POSTSCHED_TOKEN_FILE defaults to .postsched/tokens.json.
  *
  * Run directly, it lists the accounts of the user whose tokens are in POSTSCHED_TOKEN_FILE, refreshing them
  * (and saving the rotated refresh token to the file) when they expired.
@@ -28,6 +32,7 @@ import {
   TokenManager,
   type TokenSet,
   type TokenStore,
+  type TokenStoreSetOptions,
 } from '@postsched/sdk';
 
 /**
@@ -48,6 +53,10 @@ export class FileTokenStore implements TokenStore {
 
   async get(): Promise<TokenSet | undefined> {
     await this.#writes; // a get() after set() sees what set() wrote
+    return this.#read();
+  }
+
+  async #read(): Promise<TokenSet | undefined> {
     let text: string;
     try {
       text = await readFile(this.path, 'utf8');
@@ -63,9 +72,27 @@ export class FileTokenStore implements TokenStore {
     }
   }
 
-  set(tokens: TokenSet): Promise<void> {
-    const write = this.#writes.then(() => this.#writeAtomically(JSON.stringify(tokens)));
-    this.#writes = write.catch(() => undefined); // one failed write must not block the next ones
+  /**
+   * With `expectedRefreshToken` (after a refresh), a compare-and-set: the file is written only if it still holds
+   * that refresh token (or nothing, or these tokens already); otherwise it is left alone and `false` returned,
+   * so a late write can never put older tokens over newer ones. Within one process the serialized writes make
+   * the check and the write one step.
+   */
+  set(tokens: TokenSet, options?: TokenStoreSetOptions): Promise<boolean> {
+    const write = this.#writes.then(async () => {
+      const expected = options?.expectedRefreshToken;
+      if (expected !== undefined) {
+        const stored = await this.#read();
+        const same = stored?.accessToken === tokens.accessToken && stored?.refreshToken === tokens.refreshToken;
+        if (stored !== undefined && stored.refreshToken !== expected && !same) return false;
+      }
+      await this.#writeAtomically(JSON.stringify(tokens));
+      return true;
+    });
+    this.#writes = write.then(
+      () => undefined,
+      () => undefined, // one failed write must not block the next ones
+    );
     return write;
   }
 
@@ -134,15 +161,17 @@ export function createTokenManager(config: Config): TokenManager {
   return new TokenManager({ oauth, store: new FileTokenStore(config.tokenFile) });
 }
 
-/** Lists the stored user's accounts; returns their names. */
+/** Lists the stored user's accounts; returns their names (the id of an account the service sent no name for). */
 export async function main(config: Config = configFromEnv()): Promise<string[]> {
   const manager = createTokenManager(config);
   const client = new PostSched({ baseUrl: config.baseUrl, auth: manager });
   const names: string[] = [];
   try {
     for await (const account of client.accounts.list()) {
-      console.log(`${account.platform.padEnd(10)} ${account.name} (${account.id})`);
-      names.push(account.name);
+      // `platform` and `name` are the SDK's assumptions about the service (only `id` is in its spec): check them.
+      const name = typeof account.name === 'string' ? account.name : account.id;
+      console.log(`${(typeof account.platform === 'string' ? account.platform : '?').padEnd(10)} ${name} (${account.id})`);
+      names.push(name);
     }
   } catch (error) {
     if (error instanceof ReauthorizationRequiredError) {

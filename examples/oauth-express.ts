@@ -6,11 +6,15 @@
  * saves the TokenSet through a TokenStore; /accounts lists the user's accounts with PostSched + TokenManager,
  * which refreshes the access token on its own. Each failure a user can cause gets a page that says what to do.
  *
- *   POSTSCHED_BASE_URL=https://api.postsched.example \
- *   POSTSCHED_CLIENT_ID=… POSTSCHED_CLIENT_SECRET=… \
- *   POSTSCHED_REDIRECT_URI=http://localhost:3000/callback PORT=3000 npx tsx examples/oauth-express.ts
+ * Against the local mock of the service (in a clone of this repository, `npm run mock` instead of `npx postsched mock`):
+ *   npx postsched mock                    # terminal 1: paste its export lines into terminal 2
+ *   npx tsx examples/oauth-express.ts     # terminal 2 (needs express: npm install express)
+ * then open http://127.0.0.1:3000 and connect: the mock shows a consent page, Allow lands on your accounts.
  *
- * then open http://localhost:3000. The redirect URI must be registered for the app, character for character.
+ * Against a real service, set POSTSCHED_BASE_URL, POSTSCHED_CLIENT_ID, POSTSCHED_CLIENT_SECRET and
+ * POSTSCHED_REDIRECT_URI (default http://127.0.0.1:3000/callback) yourself, and PORT (3000) if you like. The
+ * redirect URI must be registered for the app, character for character, and you open the app on the same host
+ * (127.0.0.1 and localhost keep separate cookies).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
@@ -56,7 +60,7 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     baseUrl: need('POSTSCHED_BASE_URL'),
     clientId: need('POSTSCHED_CLIENT_ID'),
     clientSecret: need('POSTSCHED_CLIENT_SECRET'),
-    redirectUri: env.POSTSCHED_REDIRECT_URI ?? `http://localhost:${port}/callback`,
+    redirectUri: env.POSTSCHED_REDIRECT_URI ?? `http://127.0.0.1:${port}/callback`,
     port,
   };
 }
@@ -209,7 +213,14 @@ export function createApp(config: Config, options: AppOptions = {}): express.Exp
       }
       throw error;
     }
-    const items = accounts.map((a) => `<li>${escapeHtml(a.name)} <small>(${escapeHtml(a.platform)})</small></li>`).join('');
+    // Only `id` is in the service's spec; `name` and `platform` are assumed, so each may be missing.
+    const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+    const items = accounts
+      .map((a) => {
+        const platform = text(a.platform);
+        return `<li>${escapeHtml(text(a.name) ?? a.id)}${platform === undefined ? '' : ` <small>(${escapeHtml(platform)})</small>`}</li>`;
+      })
+      .join('');
     page(res, 200, 'Your accounts', accounts.length === 0 ? '<p>No connected accounts yet.</p>' : `<ul>${items}</ul>`);
   });
 
@@ -237,5 +248,5 @@ function escapeHtml(text: string): string {
 // Listen only when run directly (not when imported by a test).
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const config = configFromEnv();
-  createApp(config).listen(config.port, () => console.log(`Open http://localhost:${config.port}`));
+  createApp(config).listen(config.port, () => console.log(`Open ${new URL(config.redirectUri).origin}/`));
 }

@@ -3,22 +3,30 @@
  * When a user's access token expires, one process refreshes it and every other process uses the result:
  * with rotating refresh tokens, two processes refreshing at once would log the user out.
  *
- *   REDIS_URL=redis://127.0.0.1:6379 \
- *   POSTSCHED_BASE_URL=https://api.postsched.example \
- *   POSTSCHED_CLIENT_ID=… POSTSCHED_CLIENT_SECRET=… \
- *   POSTSCHED_REDIRECT_URI=https://app.example/oauth/callback \
- *   TOKEN_ENCRYPTION_KEY="$(openssl rand -base64 32)" \
- *   WORKERS=4 PORT=3000 npx tsx examples/redis-multi-process.ts
+ * Needs a Redis server (6.2 or newer) and the ioredis client:
+ *   sudo apt-get install redis-server   # Debian/Ubuntu: starts one on 127.0.0.1:6379
+ *   brew install redis && brew services start redis   # macOS
+ *   npm install ioredis
  *
- * GET /users/{userId}/accounts answers with the user's connected accounts, read with the user's tokens.
- * Tokens get into Redis through your OAuth callback route, which ends with
- * `await tokensFor(userId).setTokens(await oauth.exchangeCode(callbackUrl, pending))`.
+ * Against the local mock of the service (in a clone of this repository, `npm run mock` instead of `npx postsched mock`):
+ *   npx postsched mock                                       # terminal 1: paste its export lines into terminal 2
+ *   REDIS_URL=redis://127.0.0.1:6379 TOKEN_ENCRYPTION_KEY="$(openssl rand -base64 32)" \
+ *     npx tsx examples/redis-multi-process.ts                 # terminal 2
+ * then open http://127.0.0.1:3000/users/user_1/login (Allow), which lands on /users/user_1/accounts.
+ *
+ * Against a real service, set POSTSCHED_BASE_URL, POSTSCHED_CLIENT_ID, POSTSCHED_CLIENT_SECRET and
+ * POSTSCHED_REDIRECT_URI (registered for the app, ending in /callback; default http://127.0.0.1:3000/callback)
+ * yourself; WORKERS (default: one per core), PORT (3000) and HOST (127.0.0.1) are optional.
+ *
+ * Routes: GET /users/{userId}/login starts the OAuth flow for that user, GET /callback finishes it (any
+ * worker may get it: the pending login waits in Redis), GET /users/{userId}/accounts answers with the user's
+ * accounts, read with the user's tokens. In your app the user id comes from your session, not from the URL.
  */
 import cluster from 'node:cluster';
 import { createServer, type ServerResponse } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { Redis } from 'ioredis';
-import { OAuthClient, PostSched, ReauthorizationRequiredError, TokenManager, TokenStoreError } from '@postsched/sdk';
+import { OAuthClient, OAuthError, PostSched, ReauthorizationRequiredError, TokenManager, TokenStoreError, type Scope } from '@postsched/sdk';
 import { RedisTokenStore, TokenStoreUnavailableError } from '@postsched/sdk/redis';
 
 function env(name: string, fallback?: string): string {
@@ -61,8 +69,10 @@ if (cluster.isPrimary) {
     baseUrl,
     clientId: env('POSTSCHED_CLIENT_ID'),
     clientSecret: env('POSTSCHED_CLIENT_SECRET'),
-    redirectUri: env('POSTSCHED_REDIRECT_URI', 'http://127.0.0.1:3000/oauth/callback'),
+    redirectUri: env('POSTSCHED_REDIRECT_URI', 'http://127.0.0.1:3000/callback'),
   });
+  const callbackPath = new URL(oauth.redirectUri).pathname;
+  const scopes: Scope[] = ['accounts:read'];
   const encryptionKey = env('TOKEN_ENCRYPTION_KEY');
 
   // One TokenManager per user and process: it keeps the user's fresh access token in memory, so most calls
@@ -83,16 +93,44 @@ if (cluster.isPrimary) {
     res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
   };
 
-  const server = createServer(async (req, res) => {
-    const match = /^\/users\/([A-Za-z0-9_-]{1,64})\/accounts$/.exec(req.url ?? '');
-    if (req.method !== 'GET' || match === null) return send(res, 404, { error: 'not_found' });
+  // A login started by one worker may come back to another: its state and PKCE verifier wait in Redis, 10 minutes
+  // at most, and are read once (GETDEL), so a replayed callback finds nothing.
+  const pendingKey = (state: string) => `postsched:login:${state}`;
+
+  const login = async (userId: string, res: ServerResponse) => {
+    const { url, state, codeVerifier } = await oauth.createAuthorizationUrl({ scopes });
+    await redis.set(pendingKey(state), JSON.stringify({ userId, state, codeVerifier }), 'PX', 600_000);
+    res.writeHead(302, { location: url }).end();
+  };
+
+  const callback = async (url: URL, res: ServerResponse) => {
+    const state = url.searchParams.get('state') ?? '';
+    const saved = state === '' ? null : await redis.getdel(pendingKey(state));
+    if (saved === null) return send(res, 400, { error: 'unknown_or_expired_login' });
+    const pending = JSON.parse(saved) as { userId: string; state: string; codeVerifier: string };
     try {
+      await tokensFor(pending.userId).tokens.setTokens(await oauth.exchangeCode(url.searchParams, { ...pending, scopes }));
+    } catch (error) {
+      // access_denied (the user said no), a replayed or forged callback: nothing was stored.
+      if (error instanceof OAuthError) return send(res, 400, { error: error.error });
+      throw error;
+    }
+    res.writeHead(302, { location: `/users/${pending.userId}/accounts` }).end();
+  };
+
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1'); // only its path and query are read
+    const match = /^\/users\/([A-Za-z0-9_-]{1,64})\/(accounts|login)$/.exec(url.pathname);
+    if (req.method !== 'GET' || (match === null && url.pathname !== callbackPath)) return send(res, 404, { error: 'not_found' });
+    try {
+      if (match === null) return await callback(url, res);
+      if (match[2] === 'login') return await login(match[1] as string, res);
       const accounts = await tokensFor(match[1] as string).client.accounts.list().toArray();
       send(res, 200, { worker: process.pid, accounts });
     } catch (error) {
       if (error instanceof ReauthorizationRequiredError) {
         // The refresh token is gone or refused: only the user can fix it, by authorizing again.
-        return send(res, 401, { error: 'reauthorization_required', login: '/oauth/login' });
+        return send(res, 401, { error: 'reauthorization_required', login: `/users/${match?.[1]}/login` });
       }
       if (error instanceof TokenStoreUnavailableError || error instanceof TokenStoreError) {
         // Redis is down or slow (LockTimeoutError included): nothing was lost, ask the caller to retry.

@@ -5,10 +5,12 @@
  * may retry it safely), one user-facing answer per error class, listing scheduled posts with `for await`,
  * and cancelling a post.
  *
- *   POSTSCHED_BASE_URL=https://api.postsched.example \
- *   POSTSCHED_ACCESS_TOKEN=at_… POSTSCHED_ACCOUNT_ID=acc_… \
- *   POSTSCHED_MEDIA_FILE=./photo.jpg POSTSCHED_POST_TEXT='Hello!' POSTSCHED_PUBLISH_IN_MINUTES=60 \
- *   npx tsx examples/schedule-post.ts
+ * Against the local mock of the service (in a clone of this repository, `npm run mock` instead of `npx postsched mock`):
+ *   npx postsched mock                    # terminal 1: paste its export lines into terminal 2
+ *   npx tsx examples/schedule-post.ts     # terminal 2
+ *
+ * Against a real service, set POSTSCHED_BASE_URL, POSTSCHED_ACCESS_TOKEN and POSTSCHED_ACCOUNT_ID yourself.
+ * Optional: POSTSCHED_MEDIA_FILE=./photo.jpg POSTSCHED_POST_TEXT='Hello!' POSTSCHED_PUBLISH_IN_MINUTES=60.
  *
  * Without POSTSCHED_MEDIA_FILE it uploads a 1×1 PNG. It cancels the post it scheduled at the end, so a run
  * leaves nothing behind; set POSTSCHED_KEEP_POST=1 to keep it. A fixed access token keeps the example short:
@@ -117,7 +119,8 @@ export async function uploadMedia(client: PostSched, path: string | undefined, o
       },
     },
   );
-  out.write(`\nUploaded ${item.filename} as ${item.id}\n`);
+  // Every media field is the SDK's assumption about the service: check before relying on one.
+  out.write(`\nUploaded ${filename} as ${typeof item.id === 'string' ? item.id : 'a media item without an id (the post goes without it)'}\n`);
   return item;
 }
 
@@ -145,7 +148,7 @@ export function schedulePost(
 export async function listScheduled(client: PostSched, out: Output = process.stdout): Promise<Post[]> {
   const posts: Post[] = [];
   for await (const post of client.posts.list({ status: 'scheduled' })) {
-    out.write(`  ${post.id}  ${post.publish_at}  ${post.text ?? ''}\n`);
+    out.write(`  ${post.id}  ${shown(post.publish_at)}  ${typeof post.text === 'string' ? post.text : ''}\n`);
     posts.push(post);
   }
   return posts;
@@ -205,6 +208,15 @@ function fieldOf(body: unknown): string | undefined {
   return typeof field === 'string' ? field : undefined;
 }
 
+/**
+ * A field the spec does not give (`status`, `publish_at`…) may be missing from the service's answer, or be of
+ * another type: say so rather than print `undefined`.
+ */
+function shown(value: unknown): string {
+  if (value === undefined || value === null) return 'not given';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
 /** What a run did. */
 export interface RunResult {
   media: MediaItem;
@@ -219,13 +231,18 @@ export async function main(config: Config = configFromEnv(), out: Output = proce
   try {
     const media = await uploadMedia(client, config.mediaFile, out);
     const publishAt = new Date(Date.now() + config.publishInMinutes * 60_000);
-    const post = await schedulePost(client, { accountId: config.accountId, mediaId: media.id, text: config.text, publishAt });
-    out.write(`Scheduled ${post.id} for ${post.publish_at}\nScheduled posts:\n`);
+    const post = await schedulePost(client, {
+      accountId: config.accountId,
+      ...(typeof media.id === 'string' ? { mediaId: media.id } : {}),
+      text: config.text,
+      publishAt,
+    });
+    out.write(`Scheduled ${post.id} for ${shown(post.publish_at)}\nScheduled posts:\n`);
     const scheduled = await listScheduled(client, out);
     let cancelled: Post | undefined;
     if (!config.keepPost) {
       cancelled = await client.posts.delete(post.id);
-      out.write(`Cancelled ${cancelled.id} (status ${cancelled.status})\n`);
+      out.write(`Cancelled ${post.id} (status ${shown(cancelled?.status)})\n`);
     }
     return { media, post, scheduled, cancelled };
   } catch (error) {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { FAKE_PROFILE, FAKE_SEED } from '../support/fake-profile.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -9,7 +10,8 @@ function runDemo(): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'examples/demo.ts'], {
       cwd: root,
-      env: { ...process.env, POSTSCHED_BASE_URL: undefined },
+      // The demo's fake answers in this project's wire profile (vitest.config.ts matrix).
+      env: { ...process.env, POSTSCHED_BASE_URL: undefined, POSTSCHED_FAKE_PROFILE: FAKE_PROFILE, POSTSCHED_FAKE_SEED: String(FAKE_SEED) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -31,6 +33,19 @@ describe('npm run demo', () => {
     expect(output).toContain('✔ post.scheduled verified');
     expect(output).toContain('✔ post.published verified');
     expect(output).toContain('refresh requests: 1; new access token saved: true');
+    expect(output).toContain(`(answers: ${FAKE_PROFILE} profile)`);
+    // A field the spec does not give reads "not given" when the service leaves it out, never "undefined".
+    expect(output).not.toMatch(/undefined|\[object Object\]|NaN/);
+    if (FAKE_PROFILE === 'full') {
+      expect(output).toMatch(/post_\S+, status: scheduled, publish_at: \d{4}-/);
+      expect(output).toContain('platform: x          name: Demo on X');
+      expect(output).toMatch(/impressions: \d+, likes: \d+/);
+    }
+    if (FAKE_PROFILE === 'minimal') {
+      expect(output).toMatch(/post_\S+, status: not given, publish_at: not given, accounts: acc_demo_x, acc_demo_linkedin/);
+      expect(output).toContain('platform: not given  name: not given');
+      expect(output).toContain('impressions: not given, likes: not given, shares: not given, clicks: not given');
+    }
     // The demo shows the flow, never the secrets that make it work.
     expect(output).not.toMatch(/demo_secret_|whsec_demo_|code=[A-Za-z0-9]/);
   }, 60_000);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { OAuthClient, OAuthError, TokenStoreError, type TokenSet } from '@postsched/sdk';
 import { createFakeService, type FakeService } from '@postsched/sdk/testing';
+import { FAKE_PROFILE, FAKE_PROFILE_OPTIONS } from '../support/fake-profile.js';
 import { configFromEnv, createTokenManager, FileTokenStore, main, type Config } from '../../examples/file-token-store.js';
 
 const tokens = (n: number): TokenSet => ({
@@ -47,6 +48,15 @@ describe('examples/file-token-store.ts: FileTokenStore', () => {
     await Promise.all(Array.from({ length: 50 }, (_, i) => store.set(tokens(i))));
     expect(JSON.parse(await readFile(path, 'utf8'))).toEqual(tokens(49));
     expect(await readdir(dir)).toEqual(['tokens.json']);
+  });
+
+  it('honours expectedRefreshToken: a write over tokens it does not expect is refused and the file kept', async () => {
+    const store = new FileTokenStore(join(dir, 'tokens.json'));
+    await store.set(tokens(3));
+    expect(await store.set(tokens(2), { expectedRefreshToken: 'rt_1' })).toBe(false);
+    expect(await store.get()).toEqual(tokens(3));
+    expect(await store.set(tokens(4), { expectedRefreshToken: 'rt_3' })).toBe(true);
+    expect(await store.get()).toEqual(tokens(4));
   });
 
   it('runs lock holders one at a time, in order, even when one fails', async () => {
@@ -94,7 +104,7 @@ describe('examples/file-token-store.ts against the fake service on 127.0.0.1', (
   const app = { clientId: 'client_file_store', clientSecret: 'secret_file_store', redirectUris: ['http://localhost:3000/callback'] };
 
   beforeEach(async () => {
-    fake = createFakeService({ apps: [app] });
+    fake = createFakeService({ apps: [app], ...FAKE_PROFILE_OPTIONS });
     const { url } = await fake.listen();
     config = configFromEnv({
       POSTSCHED_BASE_URL: url,
@@ -112,25 +122,25 @@ describe('examples/file-token-store.ts against the fake service on 127.0.0.1', (
   });
 
   it('refreshes expired tokens from the file, saves the rotated refresh token there, and lists the accounts', async () => {
-    const issued = fake.issueTokens({ clientId: app.clientId });
-    const stored: TokenSet = {
-      accessToken: issued.access_token,
-      refreshToken: issued.refresh_token,
-      expiresAt: Date.now() - 1_000, // expired by the local clock: the manager refreshes before the first call
-      scopes: issued.scope.split(' '),
-      tokenType: 'bearer',
-    };
-    await new FileTokenStore(config.tokenFile).set(stored);
+    const issued = fake.issueTokenSet({ clientId: app.clientId });
+    // Expired by the local clock: the manager refreshes before the first call.
+    await new FileTokenStore(config.tokenFile).set({ ...issued, expiresAt: Date.now() - 1_000 });
 
-    expect(await main(config)).toEqual(['Demo on X', 'Demo on LinkedIn']);
+    // An account the service sends without a name (not in its spec) is listed by id.
+    const names = await main(config);
+    if (FAKE_PROFILE === 'full') expect(names).toEqual(['Demo on X', 'Demo on LinkedIn']);
+    if (FAKE_PROFILE === 'minimal') expect(names).toEqual(['acc_demo_x', 'acc_demo_linkedin']);
+    expect(names).toHaveLength(2);
+    expect(['Demo on X', 'acc_demo_x']).toContain(names[0]);
+    expect(['Demo on LinkedIn', 'acc_demo_linkedin']).toContain(names[1]);
     expect(fake.stats.tokenRequests.refresh_token).toBe(1);
 
     const saved = JSON.parse(await readFile(config.tokenFile, 'utf8')) as TokenSet;
-    expect(saved.refreshToken).not.toBe(issued.refresh_token);
+    expect(saved.refreshToken).not.toBe(issued.refreshToken);
     expect(saved.expiresAt).toBeGreaterThan(Date.now());
     // The old refresh token is spent (rotation): only the file's copy works now.
     const oauth = new OAuthClient(config);
-    await expect(oauth.refresh(issued.refresh_token)).rejects.toBeInstanceOf(OAuthError);
+    await expect(oauth.refresh(issued.refreshToken as string)).rejects.toBeInstanceOf(OAuthError);
     await expect(oauth.refresh(saved)).resolves.toMatchObject({ tokenType: 'bearer' });
   });
 

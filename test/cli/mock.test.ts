@@ -1,0 +1,116 @@
+/** `postsched mock` as a child process: the settings it prints work, it logs requests and deliveries, Ctrl-C stops it. */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { OAuthClient, PostSched } from '@postsched/sdk';
+import { verifyWebhook, type WebhookEvent } from '@postsched/sdk/webhooks';
+import { type Running, runCli, startMock, stopAll } from '../support/processes.js';
+
+/** A webhook receiver that verifies each delivery with the SDK, default options, as an app does. */
+let receiver: Server;
+let receiverUrl: string;
+const verified: WebhookEvent[] = [];
+const rejected: string[] = [];
+beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      try {
+        verified.push(await verifyWebhook({ body: Buffer.concat(chunks), signature: req.headers, secret: 'whsec_postsched_mock' }));
+        res.writeHead(204).end();
+      } catch (error) {
+        rejected.push(String(error));
+        res.writeHead(400).end();
+      }
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks`;
+});
+afterAll(() => new Promise((resolve) => receiver?.close(resolve)));
+
+describe('postsched mock', () => {
+  let mock: Running | undefined;
+  afterEach(() => stopAll(mock));
+
+  it('prints export lines that an SDK client uses as they are, and one line per request', async () => {
+    const started = await startMock();
+    mock = started.mock;
+    const { env } = started;
+    expect(Object.keys(env)).toEqual([
+      'POSTSCHED_BASE_URL', 'POSTSCHED_CLIENT_ID', 'POSTSCHED_CLIENT_SECRET', 'POSTSCHED_REDIRECT_URI',
+      'POSTSCHED_WEBHOOK_SECRET', 'POSTSCHED_ACCESS_TOKEN', 'POSTSCHED_ACCOUNT_ID',
+    ]);
+    expect(env.POSTSCHED_BASE_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(mock.stdout()).toContain('(real clock, consent: prompt, profile: full)');
+
+    const client = new PostSched({ baseUrl: env.POSTSCHED_BASE_URL as string, auth: env.POSTSCHED_ACCESS_TOKEN as string });
+    const accounts = await client.accounts.list().toArray();
+    expect(accounts.map((a) => a.id)).toContain(env.POSTSCHED_ACCOUNT_ID);
+    await mock.waitFor(/^\d\d:\d\d:\d\d GET \/accounts(\?…)? → 200 \(\d+ ms\)$/m);
+
+    // The client credentials and redirect URI are registered: the authorize URL shows the consent page.
+    const oauth = new OAuthClient({
+      baseUrl: env.POSTSCHED_BASE_URL as string,
+      clientId: env.POSTSCHED_CLIENT_ID as string,
+      clientSecret: env.POSTSCHED_CLIENT_SECRET as string,
+      redirectUri: env.POSTSCHED_REDIRECT_URI as string,
+    });
+    const page = await fetch((await oauth.createAuthorizationUrl({ scopes: ['posts:read'] })).url);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('wants to use your Post Scheduling account');
+  });
+
+  it('delivers signed webhooks to --webhook-url on the real clock, verified with default options, one line each', async () => {
+    const started = await startMock(['--webhook-url', receiverUrl]);
+    mock = started.mock;
+    const { env } = started;
+    expect(mock.stdout()).toContain(`Webhooks: ${receiverUrl}, signed with POSTSCHED_WEBHOOK_SECRET`);
+    const client = new PostSched({ baseUrl: env.POSTSCHED_BASE_URL as string, auth: env.POSTSCHED_ACCESS_TOKEN as string });
+    const post = await client.posts.create({ account_ids: ['acc_demo_x'], publish_at: new Date(Date.now() + 500) });
+    await mock.waitFor(new RegExp(`webhook post\\.scheduled → ${receiverUrl}: 204 \\(\\d+ ms\\)`));
+    await mock.waitFor(new RegExp(`webhook post\\.published → ${receiverUrl}: 204 \\(\\d+ ms\\)`));
+    expect(rejected).toEqual([]);
+    expect(verified.filter((e) => e.data.id === post.id).map((e) => e.event)).toEqual(['post.scheduled', 'post.published']);
+  });
+
+  it('stops cleanly on Ctrl-C: exit 0, the port closed', async () => {
+    const started = await startMock();
+    mock = started.mock;
+    const code = await mock.stop('SIGINT');
+    expect(code).toBe(0);
+    expect(mock.stdout()).toMatch(/postsched mock: stopped\n$/);
+    await expect(fetch(`${started.env.POSTSCHED_BASE_URL}/accounts`)).rejects.toThrow();
+  });
+
+  it('says what to do when the port is taken: exit 1, no stack trace', async () => {
+    const started = await startMock();
+    mock = started.mock;
+    const port = new URL(started.env.POSTSCHED_BASE_URL as string).port;
+    const { code, stderr } = await runCli(['mock', '--port', port]);
+    expect(code).toBe(1);
+    expect(stderr).toBe(
+      `postsched mock: port ${port} of 127.0.0.1 is in use (another postsched mock?): stop it, or pass --port <n> (0 picks a free one)\n`,
+    );
+  });
+
+  it('--profile minimal answers only what the spec gives; --consent approve redirects at once (for scripts)', async () => {
+    const started = await startMock(['--profile', 'minimal', '--consent', 'approve']);
+    mock = started.mock;
+    expect(mock.stdout()).toContain('consent: approve, profile: minimal');
+    const raw = await fetch(`${started.env.POSTSCHED_BASE_URL}/accounts`, { headers: { authorization: `Bearer ${started.env.POSTSCHED_ACCESS_TOKEN}` } });
+    const page = (await raw.json()) as { data: Record<string, unknown>[] };
+    expect(page.data.map((account) => Object.keys(account))).toEqual([['id'], ['id']]);
+    const oauth = new OAuthClient({
+      baseUrl: started.env.POSTSCHED_BASE_URL as string,
+      clientId: started.env.POSTSCHED_CLIENT_ID as string,
+      clientSecret: started.env.POSTSCHED_CLIENT_SECRET as string,
+      redirectUri: started.env.POSTSCHED_REDIRECT_URI as string,
+    });
+    const pending = await oauth.createAuthorizationUrl({ scopes: ['posts:read'] });
+    const answer = await fetch(pending.url, { redirect: 'manual' });
+    expect(answer.status).toBe(302);
+    expect((await oauth.exchangeCode(answer.headers.get('location') ?? '', pending)).scopes).toEqual(['posts:read']);
+  });
+});

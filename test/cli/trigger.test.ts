@@ -1,0 +1,104 @@
+/** `postsched trigger` as a child process, against receivers on 127.0.0.1. */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { verifyWebhook, type WebhookEvent } from '@postsched/sdk/webhooks';
+import { runCli } from '../support/processes.js';
+
+const SECRET = 'whsec_trigger_test';
+const STACK = /^\s+at /m;
+
+/** A receiver answering `status` after verifying with the SDK (default options), or never answering. */
+async function receiver(status: number | 'hang'): Promise<{ url: string; events: WebhookEvent[]; errors: string[]; server: Server }> {
+  const events: WebhookEvent[] = [];
+  const errors: string[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      if (status === 'hang') return;
+      try {
+        events.push(await verifyWebhook({ body: Buffer.concat(chunks), signature: req.headers, secret: SECRET }));
+      } catch (error) {
+        errors.push(String(error));
+      }
+      res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 204 ? undefined : 'invalid payload: missing field "foo"');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`, events, errors, server };
+}
+
+describe('postsched trigger', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    server?.closeAllConnections();
+    await new Promise((resolve) => (server === undefined ? resolve(undefined) : server.close(resolve)));
+    server = undefined;
+  });
+
+  it('sends one delivery signed as the service signs it, with --data merged, and prints the status: exit 0', async () => {
+    const r = await receiver(204);
+    server = r.server;
+    const { code, stdout } = await runCli(['trigger', 'post.published', '--to', r.url, '--data', '{"id":"post_42","account_ids":["acc_1"]}'], {
+      POSTSCHED_WEBHOOK_SECRET: SECRET,
+    });
+    expect(r.errors).toEqual([]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(new RegExp(`^POST ${r.url} \\(post\\.published, \\d+ bytes, signed\\)\\n✔ 204 No Content in \\d+ ms\\n$`));
+    expect(r.events).toHaveLength(1);
+    const event = r.events[0] as Extract<WebhookEvent, { event: 'post.published' }>;
+    expect(event.event).toBe('post.published');
+    expect(event.data).toMatchObject({ id: 'post_42', account_ids: ['acc_1'] });
+    expect(Math.abs(Date.parse(event.data.published_at) - Date.now())).toBeLessThan(60_000); // "now", not a fixture date
+  });
+
+  it.each(['post.scheduled', 'post.failed', 'post.deleted'])('sends %s with --secret', async (name) => {
+    const r = await receiver(204);
+    server = r.server;
+    const { code } = await runCli(['trigger', name, '--to', r.url, '--secret', SECRET]);
+    expect(code).toBe(0);
+    expect(r.events.map((e) => e.event)).toEqual([name]);
+  });
+
+  it("exits 1 when the receiver refuses the delivery, showing the start of its answer", async () => {
+    const r = await receiver(400);
+    server = r.server;
+    const { code, stdout, stderr } = await runCli(['trigger', 'post.failed', '--to', r.url, '--secret', SECRET]);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/✘ 400 Bad Request in \d+ ms\ninvalid payload: missing field "foo"\n$/);
+    expect(stderr).toBe('The receiver did not accept the delivery (HTTP 400); the service would retry it.\n');
+  });
+
+  it('exits 1 with one line when nothing listens there, or nothing answers in time', async () => {
+    const refused = await runCli(['trigger', 'post.failed', '--to', 'http://127.0.0.1:9/webhooks', '--secret', SECRET]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^postsched trigger: could not reach http:\/\/127\.0\.0\.1:9: \S+/);
+    expect(refused.stderr).not.toMatch(STACK);
+
+    const r = await receiver('hang');
+    server = r.server;
+    const silent = await runCli(['trigger', 'post.failed', '--to', r.url, '--secret', SECRET, '--timeout', '0.5']);
+    expect(silent.code).toBe(1);
+    expect(silent.stderr).toBe(`postsched trigger: no answer from ${new URL(r.url).origin} within 0.5 s\n`);
+  });
+
+  it.each([
+    [['post.publish', '--to', 'http://127.0.0.1:9/'], /unknown event "post\.publish": use one of post\.scheduled, post\.published, post\.failed, post\.deleted/],
+    [['post.failed'], /pass --to <url>/],
+    [['post.failed', '--to', 'http://127.0.0.1:9/', '--data', '{id:1}'], /--data is not valid JSON/],
+    [['post.failed', '--to', 'http://127.0.0.1:9/', '--data', '[1]'], /--data must be a JSON object/],
+    [['post.failed', '--to', 'http://127.0.0.1:9/', '--secret', SECRET, '--timeout', '0'], /--timeout must be a number of seconds/],
+  ])('postsched trigger %j is a usage error (exit 2)', async (args, message) => {
+    const { code, stderr } = await runCli(['trigger', ...args], { POSTSCHED_WEBHOOK_SECRET: SECRET });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(message);
+    expect(stderr).not.toMatch(STACK);
+  });
+
+  it('needs a secret: --secret or POSTSCHED_WEBHOOK_SECRET', async () => {
+    const { code, stderr } = await runCli(['trigger', 'post.failed', '--to', 'http://127.0.0.1:9/'], { POSTSCHED_WEBHOOK_SECRET: undefined });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^postsched trigger: pass --secret or set POSTSCHED_WEBHOOK_SECRET\n/);
+  });
+});
