@@ -1,38 +1,38 @@
 /** Connected social accounts: list and read (scope accounts:read). */
-import * as z from 'zod/mini';
 import type { APIPromise } from '../http/api-promise.js';
 import type { Pipeline, RequestOptions } from '../http/request.js';
-import { pageSchema, Paginator, type ListParams, type Page } from './pagination.js';
-import { routes } from './routes.js';
-import { responseParser } from './validate.js';
+import { listShape, pageParser, Paginator, type ListParams } from './pagination.js';
+import { routes, withParse } from './routes.js';
+import { checkInput, objectParser } from './validate.js';
+import { answers } from './wire-contract.js';
 
-/** A connected social account. Fields the SDK does not know are kept. */
+/**
+ * A connected social account. `id` is given by the spec and always there; the other fields are our assumption
+ * about the service: they may be absent, and a value of another type (or `null`) is kept as sent. Fields the SDK
+ * does not know are kept too.
+ */
 export interface Account {
-  /** `acc_…` */
+  /** `acc_…` (spec §2). */
   id: string;
-  /** The social network, for example `"mastodon"`. */
-  platform: string;
-  /** The account's display name. */
-  name: string;
+  /** Assumed. The social network, for example `"mastodon"`. */
+  platform?: string;
+  /** Assumed. The account's display name. */
+  name?: string;
   [field: string]: unknown;
 }
 
 /** What `accounts.list` takes. */
 export type AccountListParams = ListParams;
 
-// Module-level schemas are built in `/* @__PURE__ */` IIFEs: the build puts the SDK in one chunk, and this lets a
-// user's bundler drop them when this resource is not imported (see inspectAs in oauth/inspect.ts).
-// The shape answers are checked against (zod/mini): required known fields, unknown fields kept.
-const AccountSchema = /* @__PURE__ */ (() => z.looseObject({ id: z.string(), platform: z.string(), name: z.string() }))();
-
-const parseAccount = /* @__PURE__ */ (() => responseParser<Account>(AccountSchema, 'an account'))();
-const parseAccountPage = /* @__PURE__ */ (() => responseParser<Page<Account>>(pageSchema(AccountSchema), 'a page of accounts'))();
+const listAccountsShape = /* @__PURE__ */ listShape('accounts.list');
+const parseAccount = /* @__PURE__ */ objectParser<Account>('an account', answers.account.given);
+const parseAccountPage = /* @__PURE__ */ pageParser<Account>('a page of accounts', answers.account.given);
 
 /**
  * `client.accounts`: the connected social accounts of the user whose token the client uses.
  *
  * @example
- * for await (const account of client.accounts.list()) console.log(account.platform, account.name)
+ * for await (const account of client.accounts.list()) console.log(account.id, account.name ?? '(no name)')
  */
 export class Accounts {
   readonly #pipeline: Pipeline;
@@ -46,9 +46,10 @@ export class Accounts {
    * The user's connected accounts, fetched page by page as the loop goes.
    *
    * @example
-   * for await (const account of client.accounts.list()) console.log(account.platform, account.name)
+   * for await (const account of client.accounts.list()) console.log(account.id, account.name ?? '(no name)')
    */
   list(params: AccountListParams = {}, options?: RequestOptions): Paginator<Account> {
+    checkInput(params, listAccountsShape);
     const route = routes.listAccounts();
     return new Paginator<Account>(
       (query, opts) => this.#pipeline.request({ ...route, query, parse: parseAccountPage, options: opts }),
@@ -64,6 +65,6 @@ export class Accounts {
    * const account = await client.accounts.get('acc_1')
    */
   get(id: string, options?: RequestOptions): APIPromise<Account> {
-    return this.#pipeline.request(() => ({ ...routes.getAccount(id), parse: parseAccount, options }));
+    return this.#pipeline.request(() => withParse(routes.getAccount(id), parseAccount, options));
   }
 }

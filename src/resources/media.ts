@@ -1,24 +1,28 @@
 /** The media library: streamed uploads (scope media:write). */
-import * as z from 'zod/mini';
 import { invalidOption } from '../invalid-option.js';
 import type { APIPromise } from '../http/api-promise.js';
 import { multipartBody, type UploadFile, type UploadProgress } from '../http/multipart.js';
 import type { Pipeline, WriteRequestOptions } from '../http/request.js';
 import { routes } from './routes.js';
-import { responseParser } from './validate.js';
+import { isRecord } from '../is-record.js';
+import { checkInput, kindOf, objectParser, type InputShape } from './validate.js';
+import { answers } from './wire-contract.js';
 
-/** An uploaded file. Fields the SDK does not know are kept. */
+/**
+ * An uploaded file. The spec shows none of these fields: each is our assumption about the service and may be
+ * absent; a value of another type (or `null`) is kept as sent. Fields the SDK does not know are kept too.
+ */
 export interface MediaItem {
-  /** `media_…` */
-  id: string;
-  /** The file name sent with the upload. */
-  filename: string;
-  /** The MIME type sent with the upload. */
-  content_type: string;
-  /** Bytes. */
-  size: number;
-  /** ISO 8601 UTC. */
-  created_at: string;
+  /** Assumed. `media_…`: attach it to a post with `media_ids`. */
+  id?: string;
+  /** Assumed. The file name sent with the upload. */
+  filename?: string;
+  /** Assumed. The MIME type sent with the upload. */
+  content_type?: string;
+  /** Assumed. Bytes. */
+  size?: number;
+  /** Assumed. ISO 8601 UTC. */
+  created_at?: string;
   [field: string]: unknown;
 }
 
@@ -26,13 +30,19 @@ export interface MediaItem {
 export interface MediaUploadParams {
   /** A Blob/File, a Uint8Array, a web ReadableStream or a Node Readable (fs.createReadStream). Streamed. */
   file: UploadFile;
-  /** Required unless `file` is a File or a file stream with a path (its name is used). */
+  /**
+   * The file name sent with the part. Default: a File's name, else the last segment of a file stream's `path`,
+   * else `blob` (what `FormData` sends for a Blob without a name).
+   */
   filename?: string;
   /** Default: the Blob's type, else `application/octet-stream`. */
   contentType?: string;
 }
 
-/** Options of `media.upload`. */
+/**
+ * Options of `media.upload`. `extraBody` fields (strings, numbers or booleans) are sent as text parts before the
+ * file: `{ extraBody: { alt_text: 'A red bicycle' } }`.
+ */
 export interface MediaUploadOptions extends WriteRequestOptions {
   /**
    * Called as the file's bytes go out (`total` is known for a Blob or a Uint8Array). A retry of a
@@ -41,26 +51,27 @@ export interface MediaUploadOptions extends WriteRequestOptions {
   onProgress?: (progress: UploadProgress) => void;
 }
 
-// Module-level schemas are built in `/* @__PURE__ */` IIFEs: the build puts the SDK in one chunk, and this lets a
-// user's bundler drop them when this resource is not imported (see inspectAs in oauth/inspect.ts).
-// The shape answers are checked against (zod/mini): required known fields, unknown fields kept.
-const MediaItemSchema = /* @__PURE__ */ (() => z.looseObject({
-  id: z.string(),
-  filename: z.string(),
-  content_type: z.string(),
-  size: z.number(),
-  created_at: z.string(),
-}))();
+/** The name `FormData` gives a Blob appended without one (WHATWG XHR, "create an entry"). */
+const DEFAULT_FILENAME = 'blob';
 
-const parseMediaItem = /* @__PURE__ */ (() => responseParser<MediaItem>(MediaItemSchema, 'a media item'))();
+// `file` is checked where the body is built (multipart.ts), `filename` below: here only which keys may be there.
+const uploadShape: InputShape = {
+  call: 'media.upload',
+  fields: { file: () => undefined, filename: () => undefined, contentType: () => undefined },
+  required: ['file'],
+  escapeHatch: 'extraBody',
+};
+
+// Nothing is given by the spec: any JSON object is a usable answer.
+const parseMediaItem = /* @__PURE__ */ objectParser<MediaItem>('a media item', answers.mediaItem.given);
 
 /**
  * `client.media`: streamed uploads to the media library (scope `media:write`); attach the returned ids to posts
  * as `media_ids`.
  *
  * @example
- * const item = await client.media.upload({ file: createReadStream('photo.jpg'), contentType: 'image/jpeg' })
- * await client.posts.create({ account_ids: ['acc_1'], publish_at, media_ids: [item.id] })
+ * const item = await client.media.upload({ file: await openAsBlob('photo.jpg'), filename: 'photo.jpg', contentType: 'image/jpeg' })
+ * if (typeof item.id === 'string') await client.posts.create({ account_ids: ['acc_1'], publish_at, media_ids: [item.id] })
  */
 export class Media {
   readonly #pipeline: Pipeline;
@@ -75,15 +86,16 @@ export class Media {
    * A Blob or Uint8Array upload may be retried; a stream is sent once (its bytes are gone).
    *
    * @example
-   * import { createReadStream } from 'node:fs'
+   * import { openAsBlob } from 'node:fs' // streams from disk, and knows the size: `total` is set
    * const item = await client.media.upload(
-   *   { file: createReadStream('clip.mp4'), contentType: 'video/mp4' },
-   *   { onProgress: ({ loaded }) => console.log(`${loaded} bytes sent`) },
+   *   { file: await openAsBlob('clip.mp4'), filename: 'clip.mp4', contentType: 'video/mp4' },
+   *   { onProgress: ({ loaded, total }) => console.log(`${loaded} of ${total} bytes sent`) },
    * )
    */
   upload(params: MediaUploadParams, options: MediaUploadOptions = {}): APIPromise<MediaItem> {
-    const { onProgress, ...requestOptions } = options;
+    const { onProgress, extraBody, ...requestOptions } = options;
     return this.#pipeline.request(() => {
+      checkInput(params, uploadShape);
       const { file } = params;
       const body = multipartBody({
         field: 'file',
@@ -91,13 +103,28 @@ export class Media {
         filename: filenameOf(params),
         contentType: params.contentType ?? (file instanceof Blob && file.type !== '' ? file.type : 'application/octet-stream'),
         onProgress,
+        fields: formFields(extraBody),
       });
       return { ...routes.uploadMedia(), body, parse: parseMediaItem, options: requestOptions };
     });
   }
 }
 
-/** The given filename, a File's name, or the last segment of a file stream's `path`. */
+/** `extraBody` as text parts: only values a form field can hold. */
+function formFields(extra: Record<string, unknown> | undefined): Record<string, string> | undefined {
+  if (extra === undefined) return undefined;
+  if (!isRecord(extra)) invalidOption('extraBody', 'must be an object of form fields.');
+  const fields: Record<string, string> = {};
+  for (const [name, value] of Object.entries(extra)) {
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
+      invalidOption(`extraBody.${name}`, `must be a string, number or boolean (a form field of the upload), got ${kindOf(value)}.`, ['extraBody', name]);
+    }
+    fields[name] = String(value);
+  }
+  return fields;
+}
+
+/** The given filename, a File's name, the last segment of a file stream's `path`, or `blob`. */
 function filenameOf({ file, filename }: MediaUploadParams): string {
   if (filename !== undefined) {
     if (typeof filename !== 'string' || filename === '') invalidOption('filename', 'must be a non-empty string.');
@@ -107,5 +134,5 @@ function filenameOf({ file, filename }: MediaUploadParams): string {
   if (typeof name === 'string' && name !== '') return name;
   const path = (file as { path?: unknown }).path;
   if (typeof path === 'string' && path !== '') return path.split(/[\\/]/).pop() || path;
-  return invalidOption('filename', 'is needed: the service names the media item after it.');
+  return DEFAULT_FILENAME;
 }

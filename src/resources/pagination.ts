@@ -1,17 +1,21 @@
 /**
- * Cursor pagination (Assumptions table, "Pagination"): `?limit=&cursor=` in,
- * `{ data: [...], next_cursor: string | null }` out. Pages are fetched lazily, one when the loop needs it.
+ * Cursor pagination (Assumptions table, "Pagination"): `?limit=&cursor=` in, `{ data: [...], next_cursor }` out.
+ * Pages are fetched lazily, one when the loop needs it. Only `data` is needed (wire-contract.ts, `answers.page`):
+ * a missing or `null` cursor ends the list, and a bare JSON array is read as one last page.
  */
-import * as z from 'zod/mini';
 import { ResponseValidationError } from '../errors.js';
 import type { RequestOptions } from '../http/request.js';
-import { checkInput } from './validate.js';
+import { answerParser, checkFields, wholeNumber, type FieldCheck, type InputShape } from './validate.js';
+import { answers, type WireType } from './wire-contract.js';
 
 /** One page of a list, as the service sent it (unknown fields kept). */
 export interface Page<T> {
   /** The items of this page, in the service's order. */
   data: T[];
-  /** Pass as `cursor` to get the next page; `null` on the last page. */
+  /**
+   * Pass as `cursor` to get the next page; `null` on the last page, also when the service sent none. A number is
+   * read as its decimal string; any other value ends the list and stays on the raw body of the answer.
+   */
   next_cursor: string | null;
   [field: string]: unknown;
 }
@@ -27,29 +31,32 @@ export interface ListParams {
 /** The service's largest page. */
 const MAX_PAGE_SIZE = 100;
 
-/** The page envelope around an item schema. `next_cursor` may be absent: treated as the last page. */
-export function pageSchema(item: z.ZodMiniType): z.ZodMiniType {
-  return z.looseObject({ data: z.array(item), next_cursor: z.nullish(z.string()) });
+/** The known fields of `ListParams`, for the list methods' input checks. */
+export const listFields: Record<keyof ListParams, FieldCheck> = {
+  limit: /* @__PURE__ */ wholeNumber(Number.POSITIVE_INFINITY, 'must be a positive integer (the total number of items wanted).'),
+  pageSize: /* @__PURE__ */ wholeNumber(MAX_PAGE_SIZE, `must be an integer from 1 to ${MAX_PAGE_SIZE}.`),
+};
+
+/** The raw page as parsed: `data` checked, everything else as sent. */
+type RawPage<T> = { data: T[]; next_cursor?: unknown; [field: string]: unknown };
+
+/** A parser of one page whose items are objects holding the `given` fields (any JSON value without `given`). */
+export function pageParser<T>(what: string, given?: Readonly<Record<string, WireType>>): (body: unknown) => RawPage<T> {
+  return answerParser<RawPage<T>>(what, (body) => {
+    const page = Array.isArray(body) ? { data: body } : checkFields(body, answers.page.needed, []);
+    const data = page.data as unknown[];
+    if (given !== undefined) for (let i = 0; i < data.length; i++) checkFields(data[i], given, ['data', i]);
+    return page;
+  });
 }
 
-// z.custom with Number.isSafeInteger (what z.int() checks) rather than z.int().check(z.minimum(), …): the same
-// answers without zod's number-format machinery in every bundle.
-const wholeNumber = (max: number, error: string) =>
-  z.optional(z.custom<number>((value) => Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) <= max, { error }));
-
-// Module-level schemas are built in `/* @__PURE__ */` IIFEs: the build puts the SDK in one chunk, and this lets a
-// user's bundler drop them when this resource is not imported (see inspectAs in oauth/inspect.ts).
-const ListParamsSchema = /* @__PURE__ */ (() => z.looseObject({
-  limit: wholeNumber(Infinity, 'must be a positive integer (the total number of items wanted)'),
-  pageSize: wholeNumber(MAX_PAGE_SIZE, `must be an integer from 1 to ${MAX_PAGE_SIZE}`),
-}))();
-
-/** Checks list params before anything is sent. */
-export function checkListParams(params: ListParams): void {
-  checkInput(ListParamsSchema, params);
+/** The cursor of the next page, or `null` for the last one. */
+function nextCursor(value: unknown): string | null {
+  if (typeof value === 'string') return value;
+  return typeof value === 'number' && Number.isFinite(value) ? String(value) : null;
 }
 
-type FetchPage<T> = (query: { cursor?: string; limit?: number }, options: RequestOptions | undefined) => Promise<Page<T>>;
+type FetchPage<T> = (query: { cursor?: string; limit?: number }, options: RequestOptions | undefined) => Promise<RawPage<T>>;
 
 /**
  * A list walked lazily: `for await` yields items across pages, `pages()` yields whole pages. Nothing is
@@ -65,9 +72,8 @@ export class Paginator<T> implements AsyncIterable<T> {
   readonly #params: ListParams;
   readonly #options: RequestOptions | undefined;
 
-  /** Built by the resources' `list` methods. @internal */
+  /** Built by the resources' `list` methods, which check `params` first. @internal */
   constructor(fetchPage: FetchPage<T>, params: ListParams, options: RequestOptions | undefined) {
-    checkListParams(params);
     this.#fetchPage = fetchPage;
     this.#params = params;
     this.#options = options;
@@ -78,6 +84,11 @@ export class Paginator<T> implements AsyncIterable<T> {
     const { limit, pageSize } = this.#params;
     let remaining = limit ?? Number.POSITIVE_INFINITY;
     let cursor: string | undefined;
+    // Brent's cycle detection: a cursor compared with one saved at doubling intervals catches a cycle of any
+    // length (A, B, A, B …) within about twice its length, in constant memory however long the list.
+    let saved: string | undefined;
+    let power = 1;
+    let steps = 0;
     do {
       const size = limit === undefined ? pageSize : Math.min(pageSize ?? MAX_PAGE_SIZE, remaining);
       const page = await this.#fetchPage(
@@ -86,11 +97,22 @@ export class Paginator<T> implements AsyncIterable<T> {
       );
       const data = page.data.length > remaining ? page.data.slice(0, remaining) : page.data;
       remaining -= data.length;
-      const next = page.next_cursor ?? null;
+      const next = nextCursor(page.next_cursor);
       yield { ...page, data, next_cursor: next };
-      if (next !== null && next === cursor) {
-        // The same cursor again would loop forever.
-        throw new ResponseValidationError('The service returned the same `next_cursor` twice; stopping the listing.', ['next_cursor'], page);
+      if (next !== null) {
+        if (next === saved) {
+          throw new ResponseValidationError(
+            'The service returned a `next_cursor` it had returned before: its pages repeat in a cycle, so the listing stops ' +
+              'here instead of running forever. The page is on `error.body`.',
+            ['next_cursor'],
+            page,
+          );
+        }
+        if (++steps === power) {
+          saved = next;
+          power *= 2;
+          steps = 0;
+        }
       }
       cursor = next ?? undefined;
     } while (cursor !== undefined && remaining > 0);
@@ -107,4 +129,9 @@ export class Paginator<T> implements AsyncIterable<T> {
     for await (const item of this) items.push(item);
     return items;
   }
+}
+
+/** The input shape of a list call whose extra known fields are `fields`. */
+export function listShape(call: string, fields: Readonly<Record<string, FieldCheck>> = {}): InputShape {
+  return { call, fields: { ...listFields, ...fields }, escapeHatch: 'extraQuery' };
 }

@@ -1,39 +1,55 @@
 /**
- * Posts: schedule, read, change, cancel and list. Wire names (snake_case) as in the webhook data; unknown
- * fields pass through both ways (Assumptions table, "Field names").
+ * Posts: schedule, read, change, cancel and list. Wire names (snake_case) as in the webhook data. Answers: only
+ * `id` and `account_ids` are given by the spec and required; every other field is assumed (wire-contract.ts).
+ * Inputs: known fields only (typed and checked); others go through `extraBody` / `extraQuery`.
  */
-import * as z from 'zod/mini';
 import type { APIPromise } from '../http/api-promise.js';
 import type { Pipeline, RequestOptions, WriteRequestOptions } from '../http/request.js';
-import { pageSchema, Paginator, type ListParams, type Page } from './pagination.js';
-import { routes } from './routes.js';
-import { checkInput, responseParser } from './validate.js';
+import { listShape, pageParser, Paginator, type ListParams } from './pagination.js';
+import { routes, withParse } from './routes.js';
+import { checkInput, idList, invalid, isString, objectParser, oneOf, type FieldCheck, type InputShape } from './validate.js';
+import { answers } from './wire-contract.js';
 
 /** Known statuses; an unknown one is kept as a string, not rejected (Assumptions table, "Post status values"). */
 export type PostStatus = 'scheduled' | 'published' | 'failed' | 'deleted' | (string & {});
 
-/** A post, as the service returns it. Fields the SDK does not know are kept. */
+/**
+ * The four statuses `posts.list` filters on. Another value the service supports goes through the escape hatch:
+ * `client.posts.list({}, { extraQuery: { status: 'queued' } })`.
+ */
+export type PostStatusFilter = 'scheduled' | 'published' | 'failed' | 'deleted';
+
+const STATUS_FILTERS: readonly PostStatusFilter[] = ['scheduled', 'published', 'failed', 'deleted'];
+
+/**
+ * A post, as the service returns it. `id` and `account_ids` are given by the spec and always there; every other
+ * field is our assumption about the service: it may be absent, and a value of another type (or `null`) is kept as
+ * the service sent it. Fields the SDK does not know are kept too.
+ */
 export interface Post {
-  /** `post_…` */
+  /** `post_…` (spec §2). */
   id: string;
-  /** The accounts the post is published to. */
+  /** The accounts the post is published to (spec §2). */
   account_ids: string[];
-  /** ISO 8601 UTC. */
-  publish_at: string;
-  /** Where the post is in its life: `scheduled`, then `published` or `failed`; `deleted` once cancelled. */
-  status: PostStatus;
-  /** The post's text. */
+  /** Assumed. ISO 8601 UTC. */
+  publish_at?: string;
+  /** Assumed. Where the post is in its life: `scheduled`, then `published` or `failed`; `deleted` once cancelled. */
+  status?: PostStatus;
+  /** Assumed. The post's text. */
   text?: string;
-  /** Uploaded media attached to the post (ids from `media.upload`). */
+  /** Assumed. Uploaded media attached to the post (ids from `media.upload`). */
   media_ids?: string[];
-  /** ISO 8601 UTC. */
-  created_at: string;
-  /** ISO 8601 UTC; set once published. */
+  /** Assumed. ISO 8601 UTC. */
+  created_at?: string;
+  /** Assumed. ISO 8601 UTC; set once published. */
   published_at?: string;
   [field: string]: unknown;
 }
 
-/** What `posts.create` takes. Fields beyond these are sent as given. */
+/**
+ * What `posts.create` takes. Only these fields: a field the SDK does not know goes in the request options,
+ * `{ extraBody: { campaign: 'spring' } }`.
+ */
 export interface PostCreateParams {
   /** The accounts to publish to: at least one id. */
   account_ids: string[];
@@ -43,7 +59,6 @@ export interface PostCreateParams {
   text?: string;
   /** Ids of uploaded media (from `media.upload`) to attach. */
   media_ids?: string[];
-  [field: string]: unknown;
 }
 
 /** What `posts.update` takes: any of the create fields. Only a scheduled post can change (else 409). */
@@ -56,37 +71,15 @@ export interface PostUpdateParams {
   text?: string;
   /** The new set of attached media ids. */
   media_ids?: string[];
-  [field: string]: unknown;
 }
 
 /** What `posts.list` takes. */
 export interface PostListParams extends ListParams {
-  /** Only posts in this status. */
-  status?: PostStatus;
+  /** Only posts in this status (another value: `extraQuery`, see `PostStatusFilter`). */
+  status?: PostStatusFilter;
 }
 
-// Module-level schemas are built in `/* @__PURE__ */` IIFEs: the build puts the SDK in one chunk, and this lets a
-// user's bundler drop them when this resource is not imported (see inspectAs in oauth/inspect.ts).
-// The shape answers are checked against (zod/mini): required known fields, unknown fields kept.
-const PostSchema = /* @__PURE__ */ (() => z.looseObject({
-  id: z.string(),
-  account_ids: z.array(z.string()),
-  publish_at: z.string(),
-  status: z.string(),
-  text: z.optional(z.string()),
-  media_ids: z.optional(z.array(z.string())),
-  created_at: z.string(),
-  published_at: z.optional(z.string()),
-}))();
-
-// z.refine (the z.custom machinery, already in the bundle for publish_at) rather than z.minLength: same checks.
-const accountIds = /* @__PURE__ */ (() => z.array(z.string().check(z.refine((id) => id !== '', { error: 'must be a non-empty account id' })), {
-  error: 'must be an array of account ids',
-}).check(z.refine((ids) => ids.length > 0, { error: 'must name at least one account' })))();
-
 // RFC 3339 date-time with seconds and a zone (Z or ±hh:mm): a time without a zone would be read in the local zone.
-// A hand-written check, not z.union([z.date(), z.iso.datetime()]): those two pull ~2 KB of zod (the union
-// machinery and its calendar regex) into every bundle for this one field.
 const ISO_DATE_TIME = /^(\d{4})-(\d\d)-(\d\d)T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
 
 function isPublishAt(value: unknown): value is Date | string {
@@ -99,21 +92,39 @@ function isPublishAt(value: unknown): value is Date | string {
   return day.getUTCMonth() === Number(match[2]) - 1 && day.getUTCDate() === Number(match[3]);
 }
 
-const publishAt = /* @__PURE__ */ (() => z.custom<Date | string>(isPublishAt, {
-  error: 'must be a valid Date or an ISO 8601 date-time with a time zone, such as "2025-06-01T09:30:00Z"',
-}))();
+const publishAt: FieldCheck = (value, path) => {
+  if (!isPublishAt(value)) {
+    // The example is made when the error is, so that a copied one is never already in the past.
+    invalid(path, `must be a valid Date or an ISO 8601 date-time with a time zone, such as "${tomorrowAt0930()}".`);
+  }
+};
 
-const CreateInput = /* @__PURE__ */ (() => z.looseObject(
-  { account_ids: accountIds, publish_at: publishAt },
-  { error: 'pass an object such as { account_ids: ["acc_1"], publish_at: new Date(…) }' },
-))();
-const UpdateInput = /* @__PURE__ */ (() => z.looseObject(
-  { account_ids: z.optional(accountIds), publish_at: z.optional(publishAt) },
-  { error: 'pass an object with the fields to change' },
-))();
+/** "2031-06-02T09:30:00Z": tomorrow at 09:30 UTC. */
+function tomorrowAt0930(): string {
+  const day = new Date(Date.now() + 86_400_000);
+  day.setUTCHours(9, 30, 0, 0);
+  return day.toISOString().replace('.000Z', 'Z');
+}
 
-const parsePost = /* @__PURE__ */ (() => responseParser<Post>(PostSchema, 'a post'))();
-const parsePostPage = /* @__PURE__ */ (() => responseParser<Page<Post>>(pageSchema(PostSchema), 'a page of posts'))();
+// The checks of every known body field (wire-contract.ts, `inputs.postBody`). A time in the past or a text too
+// long is for the service to judge: its 422 names the field.
+const postFields = {
+  account_ids: /* @__PURE__ */ idList('account id', true),
+  publish_at: publishAt,
+  text: isString,
+  media_ids: /* @__PURE__ */ idList('media id', false),
+} satisfies Record<keyof PostCreateParams, FieldCheck>;
+
+const createShape: InputShape = { call: 'posts.create', fields: postFields, required: ['account_ids', 'publish_at'], escapeHatch: 'extraBody' };
+const updateShape: InputShape = { call: 'posts.update', fields: postFields, escapeHatch: 'extraBody' };
+const listPostsShape = /* @__PURE__ */ listShape('posts.list', {
+  status: /* @__PURE__ */ oneOf(STATUS_FILTERS, 'For another value use `{ extraQuery: { status } }` in the request options.'),
+});
+
+const parsePost = /* @__PURE__ */ objectParser<Post>('a post', answers.post.given);
+/** An empty answer (204) to a DELETE is a success without a post. */
+const parseDeleted = (body: unknown): Post | undefined => (body === undefined ? undefined : parsePost(body));
+const parsePostPage = /* @__PURE__ */ pageParser<Post>('a page of posts', answers.post.given);
 
 /**
  * `client.posts`: schedule, read, change, cancel and list posts.
@@ -131,20 +142,21 @@ export class Posts {
   }
 
   /**
-   * Schedules a post. Bad input (`ValidationError` naming the field) rejects the promise before anything is sent. Without `idempotencyKey` it is never sent twice (a 5xx is not retried); with one, it
-   * is retried safely and the service answers a repeat with the same post.
+   * Schedules a post. Bad input (`ValidationError` naming the field) rejects the promise before anything is sent:
+   * a field the SDK does not know included, which goes in `{ extraBody }` instead. Without `idempotencyKey` it is
+   * never sent twice (a 5xx is not retried); with one, it is retried safely and the service answers a repeat with
+   * the same post.
    *
    * @example
    * const post = await client.posts.create(
-   *   { account_ids: ['acc_1'], publish_at: new Date('2025-06-01T09:30:00Z'), text: 'Hello' },
+   *   { account_ids: ['acc_1'], publish_at: new Date(Date.now() + 24 * 3_600_000), text: 'Hello' },
    *   { idempotencyKey: crypto.randomUUID() },
    * )
    */
   create(params: PostCreateParams, options?: WriteRequestOptions): APIPromise<Post> {
     return this.#pipeline.request(() => {
-      checkInput(CreateInput, params);
-      const json = { ...params, publish_at: toUtc(params.publish_at) };
-      return { ...routes.createPost(), json, parse: parsePost, options };
+      checkInput(params, createShape);
+      return { ...routes.createPost(), json: { ...params, publish_at: toUtc(params.publish_at) }, parse: parsePost, options };
     });
   }
 
@@ -155,32 +167,34 @@ export class Posts {
    * const post = await client.posts.get('post_1')
    */
   get(id: string, options?: RequestOptions): APIPromise<Post> {
-    return this.#pipeline.request(() => ({ ...routes.getPost(id), parse: parsePost, options }));
+    return this.#pipeline.request(() => withParse(routes.getPost(id), parsePost, options));
   }
 
   /**
    * Changes a scheduled post (a published, failed or deleted one answers 409: `ConflictError`).
    *
    * @example
-   * await client.posts.update('post_1', { text: 'Hello again', publish_at: '2025-06-02T09:30:00Z' })
+   * await client.posts.update('post_1', { text: 'Hello again', publish_at: new Date(Date.now() + 48 * 3_600_000) })
    */
   update(id: string, params: PostUpdateParams, options?: WriteRequestOptions): APIPromise<Post> {
     return this.#pipeline.request(() => {
       const route = routes.updatePost(id);
-      checkInput(UpdateInput, params);
-      const json = params.publish_at === undefined ? params : { ...params, publish_at: toUtc(params.publish_at) };
+      checkInput(params, updateShape);
+      const json = params.publish_at === undefined ? { ...params } : { ...params, publish_at: toUtc(params.publish_at) };
       return { ...route, json, parse: parsePost, options };
     });
   }
 
   /**
-   * Cancels a scheduled post; returns it with status `deleted` (a published or failed post: `ConflictError`).
+   * Cancels a scheduled post (a published or failed post: `ConflictError`). Resolves to the post as the service
+   * returns it (status `deleted`), or to `undefined` when the service answers without a body (204 No Content).
    *
    * @example
    * const cancelled = await client.posts.delete('post_1')
+   * console.log(cancelled?.status) // 'deleted', or undefined after a 204
    */
-  delete(id: string, options?: RequestOptions): APIPromise<Post> {
-    return this.#pipeline.request(() => ({ ...routes.deletePost(id), parse: parsePost, options }));
+  delete(id: string, options?: RequestOptions): APIPromise<Post | undefined> {
+    return this.#pipeline.request(() => withParse(routes.deletePost(id), parseDeleted, options));
   }
 
   /**
@@ -190,6 +204,7 @@ export class Posts {
    * for await (const post of client.posts.list({ status: 'scheduled', limit: 50 })) console.log(post.id)
    */
   list(params: PostListParams = {}, options?: RequestOptions): Paginator<Post> {
+    checkInput(params, listPostsShape);
     const { status, limit, pageSize } = params;
     const route = routes.listPosts();
     return new Paginator<Post>(

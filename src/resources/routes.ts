@@ -1,6 +1,6 @@
 /**
  * The one route table (Assumptions table, "Endpoints for accounts, posts, media, analytics"): REST under the
- * base URL, which carries any version prefix. Paths are relative (ky's `prefixUrl`), ids path-encoded.
+ * base URL, which carries any version prefix. Paths are relative to it, ids path-encoded.
  * The scope each route needs is in brackets.
  */
 import { invalidOption } from '../invalid-option.js';
@@ -11,6 +11,8 @@ export interface Route {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** Relative to the base URL (no leading `/`), ids already path-encoded. */
   path: string;
+  /** The route template, ids as `{name}` (`/posts/{id}`): what tracing and hooks report, never an id. */
+  route: string;
 }
 
 /**
@@ -18,27 +20,27 @@ export interface Route {
  * and encoded as one path segment (a `ValidationError` for an empty id, `.` or `..`).
  *
  * @example
- * routes.getPost('post_1') // { method: 'GET', path: 'posts/post_1' }
+ * routes.getPost('post_1') // { method: 'GET', path: 'posts/post_1', route: '/posts/{id}' }
  */
 export const routes = {
   /** [accounts:read] */
-  listAccounts: (): Route => ({ method: 'GET', path: 'accounts' }),
+  listAccounts: (): Route => ({ method: 'GET', path: 'accounts', route: '/accounts' }),
   /** [accounts:read] */
-  getAccount: (id: string): Route => ({ method: 'GET', path: `accounts/${pathId(id, 'id')}` }),
+  getAccount: (id: string): Route => ({ method: 'GET', path: `accounts/${pathId(id, 'id')}`, route: '/accounts/{id}' }),
   /** [posts:read] */
-  listPosts: (): Route => ({ method: 'GET', path: 'posts' }),
+  listPosts: (): Route => ({ method: 'GET', path: 'posts', route: '/posts' }),
   /** [posts:write] */
-  createPost: (): Route => ({ method: 'POST', path: 'posts' }),
+  createPost: (): Route => ({ method: 'POST', path: 'posts', route: '/posts' }),
   /** [posts:read] */
-  getPost: (id: string): Route => ({ method: 'GET', path: `posts/${pathId(id, 'id')}` }),
+  getPost: (id: string): Route => ({ method: 'GET', path: `posts/${pathId(id, 'id')}`, route: '/posts/{id}' }),
   /** [posts:write] */
-  updatePost: (id: string): Route => ({ method: 'PATCH', path: `posts/${pathId(id, 'id')}` }),
+  updatePost: (id: string): Route => ({ method: 'PATCH', path: `posts/${pathId(id, 'id')}`, route: '/posts/{id}' }),
   /** [posts:write] */
-  deletePost: (id: string): Route => ({ method: 'DELETE', path: `posts/${pathId(id, 'id')}` }),
+  deletePost: (id: string): Route => ({ method: 'DELETE', path: `posts/${pathId(id, 'id')}`, route: '/posts/{id}' }),
   /** [media:write] multipart/form-data, one part named `file` */
-  uploadMedia: (): Route => ({ method: 'POST', path: 'media' }),
+  uploadMedia: (): Route => ({ method: 'POST', path: 'media', route: '/media' }),
   /** [analytics:read] */
-  getPostAnalytics: (postId: string): Route => ({ method: 'GET', path: `posts/${pathId(postId, 'postId')}/analytics` }),
+  getPostAnalytics: (postId: string): Route => ({ method: 'GET', path: `posts/${pathId(postId, 'postId')}/analytics`, route: '/posts/{id}/analytics' }),
 } as const;
 
 /**
@@ -53,5 +55,15 @@ export function pathId(id: unknown, name: string): string {
   if (id === '.' || id === '..') {
     invalidOption(name, `cannot be "${id}": it is not an id.`);
   }
-  return encodeURIComponent(id);
+  try {
+    return encodeURIComponent(id);
+  } catch {
+    // URIError on a lone UTF-16 surrogate, whose message would not say which argument.
+    invalidOption(name, 'holds a lone UTF-16 surrogate (half of a character): it cannot be sent in a URL.');
+  }
+}
+
+/** A route with its parser and options: the `RequestSpec` of a call without a body (no object spread per call). */
+export function withParse<T, O>(route: Route, parse: (body: unknown) => T, options: O): Route & { parse: (body: unknown) => T; options: O } {
+  return { method: route.method, path: route.path, route: route.route, parse, options };
 }

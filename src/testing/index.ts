@@ -14,6 +14,7 @@ export type { ListeningFakeService } from './fake-service/listen.js';
 export type { AccountInput, AppInput, FakeServiceOptions, WebhookEndpointInput } from './fake-service/options.js';
 export type {
   Account,
+  ConsentMode,
   MediaItem,
   Post,
   PostAnalytics,
@@ -23,6 +24,7 @@ export type {
   WebhookEventType,
 } from './fake-service/state.js';
 export type { WebhookDelivery, WebhookDeliveryOptions } from './fake-service/webhooks-delivery.js';
+export type { WireProfile } from './fake-service/wire-profile.js';
 /** Signs a body as the service does (Web Crypto backend, so this entry runs in every runtime). */
 export { signWebhook } from '../webhooks/index.js';
 export type { SignWebhookOptions } from '../webhooks/verify.js';

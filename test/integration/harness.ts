@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { OAuthClient, type Scope, SCOPES, type TokenSet } from '@postsched/sdk';
 import { createFakeService, type FakeService, type FakeServiceOptions } from '@postsched/sdk/testing';
 import { verifyWebhook, type WebhookEvent } from '@postsched/sdk/webhooks';
+import { FAKE_PROFILE_OPTIONS } from '../support/fake-profile.js';
 
 export const APP = {
   clientId: 'client_integration',
@@ -20,8 +21,9 @@ export interface Started {
   oauth: OAuthClient;
 }
 
+/** The fake on 127.0.0.1, answering in the wire profile of this vitest project (test/support/fake-profile.ts). */
 export async function startFake(options: FakeServiceOptions = {}): Promise<Started> {
-  const fake = createFakeService({ apps: [APP], ...options });
+  const fake = createFakeService({ apps: [APP], ...FAKE_PROFILE_OPTIONS, ...options });
   const { url } = await fake.listen();
   const oauth = new OAuthClient({ baseUrl: url, clientId: APP.clientId, clientSecret: APP.clientSecret, redirectUri: APP.redirectUris[0] as string });
   return { fake, baseUrl: url, oauth };

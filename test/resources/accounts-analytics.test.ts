@@ -55,12 +55,17 @@ describe('analytics', () => {
     expect(seen[0]!.headers.get('authorization')).toBe('Bearer tok_acc');
   });
 
-  it('names the field when a counter is not a number', async () => {
-    record(() => HttpResponse.json({ ...analytics, impressions: '10' }));
+  it('keeps a counter of another type as the service sent it (every analytics field is assumed)', async () => {
+    record(() => HttpResponse.json({ ...analytics, impressions: '10', likes: null }));
+    const result = await client().analytics.getPost('post_1');
+    expect(result).toEqual({ ...analytics, impressions: '10', likes: null });
+  });
+
+  it('refuses an answer that is not an object, naming the expected and the received type', async () => {
+    record(() => HttpResponse.json([analytics]));
     const error = (await client().analytics.getPost('post_1').catch((e: unknown) => e)) as ResponseValidationError;
     expect(error).toBeInstanceOf(ResponseValidationError);
-    expect(error.path).toEqual(['impressions']);
-    expect(error.message).toContain('impressions');
-    expect(error.message).toContain('expected number');
+    expect(error.path).toEqual([]);
+    expect(error.message).toContain('expected object, received array');
   });
 });

@@ -111,13 +111,47 @@ describe('media.upload', () => {
     expect(received).toHaveLength(1);
   });
 
-  it('uses the path of a file stream as the filename, and asks for one otherwise', async () => {
+  it('uses the path of a file stream as the filename', async () => {
     const received = mediaService();
     const stream = Object.assign(Readable.from([Buffer.from('x')]), { path: '/tmp/videos/holiday.mp4' });
     await client().media.upload({ file: stream });
     expect(received[0]!.filename).toBe('holiday.mp4');
     expect(received[0]!.partType).toBe('application/octet-stream');
-    await expect(client().media.upload({ file: bytes(3) })).rejects.toMatchObject({ path: ['filename'] });
+  });
+
+  it.each([
+    ['bytes', () => bytes(3)],
+    ['a Blob', () => new Blob([bytes(3)], { type: 'image/png' })],
+    ['a web ReadableStream', () => new Blob([bytes(3)]).stream()],
+  ])('sends %s without a name as "blob", the name FormData gives a Blob', async (_kind, make) => {
+    const received = mediaService();
+    const item = await client().media.upload({ file: make() });
+    expect(item.id).toBe('media_1');
+    expect(received[0]!.filename).toBe('blob');
+    expect(received[0]!.bytes).toEqual(bytes(3));
+    const form = new FormData();
+    form.append('file', new Blob([bytes(3)]));
+    expect((form.get('file') as File).name).toBe('blob');
+  });
+
+  it('sends extraBody as text parts before the file, and refuses values a form field cannot hold', async () => {
+    let fields: Array<[string, string]> = [];
+    server.use(
+      http.post(`${BASE}/media`, async ({ request }) => {
+        const form = await request.formData();
+        fields = [...form.entries()].map(([name, value]) => [name, typeof value === 'string' ? value : `file:${value.name}`]);
+        return HttpResponse.json({ id: 'media_2' }, { status: 201 });
+      }),
+    );
+    await client().media.upload({ file: bytes(3), filename: 'a.png' }, { extraBody: { alt_text: 'A red "bike"', folder: 7 } });
+    expect(fields).toEqual([
+      ['alt_text', 'A red "bike"'],
+      ['folder', '7'],
+      ['file', 'file:a.png'],
+    ]);
+    await expect(client().media.upload({ file: bytes(3) }, { extraBody: { tags: ['a'] } })).rejects.toMatchObject({
+      path: ['extraBody', 'tags'],
+    });
   });
 
   it('rejects bad input before sending anything', async () => {

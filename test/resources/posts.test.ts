@@ -1,33 +1,16 @@
-import { http, HttpResponse } from 'msw';
+import { HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PostSched, ResponseValidationError, ValidationError, type Post } from '@postsched/sdk';
 import { BASE, FakeTokenProvider, JSON_HEADERS, wirePost } from '../helpers.js';
+import { recordRequests } from './record.js';
 
 const server = setupServer();
 beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
 afterEach(() => server.resetHandlers());
 afterAll(() => server.close());
 
-interface Seen {
-  method: string;
-  url: URL;
-  headers: Headers;
-  body: unknown;
-}
-
-/** Answers every request with `answer` and records what arrived. */
-function record(answer: () => Response): Seen[] {
-  const seen: Seen[] = [];
-  server.use(
-    http.all(`${BASE}/*`, async ({ request }) => {
-      const text = await request.text();
-      seen.push({ method: request.method, url: new URL(request.url), headers: request.headers, body: text === '' ? undefined : JSON.parse(text) });
-      return answer();
-    }),
-  );
-  return seen;
-}
+const record = (answer: () => Response) => recordRequests(server, answer);
 
 const client = () => new PostSched({ baseUrl: BASE, auth: new FakeTokenProvider('tok_live') });
 
@@ -35,8 +18,8 @@ describe('posts', () => {
   it('creates a post with POST /posts, a bearer token, JSON body and publish_at in UTC', async () => {
     const seen = record(() => HttpResponse.json(wirePost(), { status: 201, headers: JSON_HEADERS }));
     const post = await client().posts.create(
-      { account_ids: ['acc_1', 'acc_2'], publish_at: '2030-01-01T10:00:00+01:00', text: 'Hello', campaign: 'spring' },
-      { idempotencyKey: 'idem_1' },
+      { account_ids: ['acc_1', 'acc_2'], publish_at: '2030-01-01T10:00:00+01:00', text: 'Hello' },
+      { idempotencyKey: 'idem_1', extraBody: { campaign: 'spring' } },
     );
     expect(post.id).toBe('post_1');
     expect(seen).toHaveLength(1);
@@ -68,7 +51,7 @@ describe('posts', () => {
     await c.posts.get('post_1');
     await c.posts.update('post_1', { text: 'Changed', publish_at: new Date(Date.UTC(2030, 5, 1)) });
     const deleted = await c.posts.delete('post_1');
-    expect(deleted.status).toBe('deleted');
+    expect(deleted?.status).toBe('deleted');
     expect(seen.map((s) => `${s.method} ${s.url.pathname}`)).toEqual([
       'GET /v1/posts/post_1',
       'PATCH /v1/posts/post_1',

@@ -8,6 +8,7 @@ import {
   webhookFixture,
   webhookFixtures,
 } from '@postsched/sdk/testing';
+import { MemoryTokenStore, OAuthClient, PostSched, TokenManager } from '@postsched/sdk';
 import { verifyWebhook, WEBHOOK_EVENT_TYPES, WebhookVerificationError, type WebhookEventType } from '@postsched/sdk/webhooks';
 
 const SECRET = 'whsec_kit_test';
@@ -132,5 +133,28 @@ describe('the @postsched/sdk/testing entry', () => {
     }
     // The Web Crypto signer, not the node:crypto one.
     expect(Object.keys(result.metafile.inputs).some((f) => f.endsWith('webhooks/crypto-node.ts'))).toBe(false);
+  });
+});
+
+describe('fake.issueTokenSet()', () => {
+  it('gives a TokenSet that a TokenManager uses as is, for API calls and for a refresh', async () => {
+    const fake = createFakeService({ apps: [{ clientId: 'app_kit', clientSecret: 'secret_kit', redirectUris: ['http://127.0.0.1/cb'] }] });
+    const { url } = await fake.listen();
+    try {
+      const before = Date.now();
+      const tokens = fake.issueTokenSet({ clientId: 'app_kit', scopes: ['accounts:read'] });
+      expect(Object.keys(tokens).sort()).toEqual(['accessToken', 'expiresAt', 'refreshToken', 'scopes', 'tokenType']);
+      expect(tokens).toMatchObject({ scopes: ['accounts:read'], tokenType: 'bearer' });
+      expect(tokens.expiresAt).toBeGreaterThanOrEqual(before + 3_600_000);
+      expect(tokens.expiresAt).toBeLessThanOrEqual(Date.now() + 3_600_000);
+
+      const oauth = new OAuthClient({ baseUrl: url, clientId: 'app_kit', clientSecret: 'secret_kit', redirectUri: 'http://127.0.0.1/cb' });
+      const manager = new TokenManager({ oauth, store: new MemoryTokenStore({ ...tokens, expiresAt: Date.now() - 1 }) });
+      const client = new PostSched({ baseUrl: url, auth: manager });
+      expect((await client.accounts.list().toArray()).map((a) => a.id)).toEqual(['acc_demo_x', 'acc_demo_linkedin']);
+      expect(fake.stats.tokenRequests.refresh_token).toBe(1); // the refresh token it gave is a real one
+    } finally {
+      await fake.close();
+    }
   });
 });

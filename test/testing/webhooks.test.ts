@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeServiceOptions } from '@postsched/sdk/testing';
+import { verifyWebhook } from '@postsched/sdk/webhooks';
 import { type Harness, inFuture, jsonBody, MODES, start, verifySignature } from './helpers.js';
 import { type Receiver, startReceiver } from './receiver.js';
 
@@ -33,7 +34,9 @@ describe.each(MODES)('lifecycle and webhooks over %s', (mode) => {
     expect(receiver.received.map((r) => JSON.parse(r.body).event)).toEqual(['post.scheduled']);
     await h.fake.clock.advance(4_999);
     expect(receiver.received).toHaveLength(1);
+    const before = Math.floor(Date.now() / 1000);
     await h.fake.clock.advance(1);
+    const after = Math.floor(Date.now() / 1000);
     expect(receiver.received).toHaveLength(2);
     const delivery = receiver.received[1]!;
     const body = JSON.parse(delivery.body);
@@ -43,8 +46,11 @@ describe.each(MODES)('lifecycle and webhooks over %s', (mode) => {
       data: expect.objectContaining({ id: post.id, account_ids: ['acc_demo_x'], published_at: new Date(h.fake.clock.now()).toISOString(), status: 'published' }),
     });
     expect(delivery.headers['content-type']).toBe('application/json');
+    // Signed when sent, on the wall clock (the receiver's clock), not the fake's.
     const signature = verifySignature(delivery.headers['x-service-signature']!, delivery.body, SECRET);
-    expect(signature).toEqual({ ok: true, t: Math.floor(h.fake.clock.now() / 1000) });
+    expect(signature.ok).toBe(true);
+    expect(signature.t).toBeGreaterThanOrEqual(before);
+    expect(signature.t).toBeLessThanOrEqual(after);
     expect(verifySignature(delivery.headers['x-service-signature']!, delivery.body, 'whsec_other').ok).toBe(false);
     expect(h.fake.deliveries.map((d) => [d.event, d.status, d.attempt])).toEqual([
       ['post.scheduled', 200, 1],
@@ -105,7 +111,9 @@ describe.each(MODES)('lifecycle and webhooks over %s', (mode) => {
     expect(h.fake.deliveries.map((d) => d.status)).toEqual([500, 503]);
     await h.fake.clock.advance(2_000);
     expect(h.fake.deliveries.map((d) => d.status)).toEqual([500, 503, 502]);
+    const before = Math.floor(Date.now() / 1000);
     await h.fake.clock.advance(4_000);
+    const after = Math.floor(Date.now() / 1000);
     const attempts = h.fake.deliveries.map((d) => [d.attempt, d.status, d.sentAt]);
     const t0 = Date.parse(h.fake.deliveries[0]!.sentAt);
     expect(attempts).toEqual([
@@ -114,10 +122,26 @@ describe.each(MODES)('lifecycle and webhooks over %s', (mode) => {
       [3, 502, new Date(t0 + 3_000).toISOString()],
       [4, 200, new Date(t0 + 7_000).toISOString()],
     ]);
-    // Each attempt is signed with its own timestamp over the same body.
+    // Each attempt is signed anew, when it is sent (wall clock), over the same body.
     const last = receiver.received.at(-1)!;
-    expect(verifySignature(last.headers['x-service-signature']!, last.body, SECRET)).toEqual({ ok: true, t: Math.floor((t0 + 7_000) / 1000) });
+    const signature = verifySignature(last.headers['x-service-signature']!, last.body, SECRET);
+    expect(signature.ok).toBe(true);
+    expect(signature.t).toBeGreaterThanOrEqual(before);
+    expect(signature.t).toBeLessThanOrEqual(after);
     expect(new Set(h.fake.deliveries.map((d) => d.eventId)).size).toBe(1);
+  });
+
+  it('deliveries made after the fake clock moved hours ahead verify with verifyWebhook and its default options', async () => {
+    await setup();
+    const post = await schedule(['acc_demo_x'], 2 * 3_600_000);
+    await h.fake.clock.advance(2 * 3_600_000); // what a test of "publishes in two hours" does
+    expect(receiver.received.map((r) => JSON.parse(r.body).event)).toEqual(['post.scheduled', 'post.published']);
+    for (const { body, headers } of receiver.received) {
+      const event = await verifyWebhook({ body, signature: headers, secret: SECRET }); // no `now`, no tolerance
+      expect(event.data.id).toBe(post.id);
+    }
+    // The event itself tells the fake's time: the publication happened two hours "later".
+    expect(Date.parse(JSON.parse(receiver.received[1]!.body).created_at)).toBe(h.fake.clock.now());
   });
 
   it('stops after maxAttempts', async () => {

@@ -2,12 +2,14 @@
  * `createFakeService`: the whole fake, wired together. One Web-standard handler (`Request` in, `Response`
  * out) serves three ways: called directly, through msw (`mswHandlers`), or on 127.0.0.1 (`listen`).
  */
+import { toTokenSet } from '../../oauth/normalize.js';
+import type { TokenSet } from '../../oauth/types.js';
 import { type FakeClock, Scheduler } from './clock.js';
 import type { Context, FakeStats } from './context.js';
 import { ConnectionResetFault, type FakeFaults, FaultInjector } from './faults.js';
 import { apiError, HttpError, randomId } from './http.js';
 import type { ListeningFakeService } from './listen.js';
-import { authorize } from './oauth-authorize.js';
+import { answerConsent, authorize } from './oauth-authorize.js';
 import { mintTokens, token } from './oauth-token.js';
 import { DEMO_ACCOUNTS, type AccountInput, type AppInput, type FakeServiceOptions, type WebhookEndpointInput } from './options.js';
 import { matchRoute, type Route } from './router.js';
@@ -15,22 +17,27 @@ import { getAccount, listAccounts } from './routes-accounts.js';
 import { uploadMedia } from './routes-media.js';
 import { createPost, deletePost, getAnalytics, getPost, listPosts, updatePost } from './routes-posts.js';
 import {
-  type Account, type Post, type RegisteredApp, State, type StoredMedia, WEBHOOK_EVENT_TYPES, type WebhookEndpoint,
+  type Account, type ConsentMode, type Post, type RegisteredApp, State, type StoredMedia, WEBHOOK_EVENT_TYPES,
+  type WebhookEndpoint,
 } from './state.js';
 import { type WebhookDelivery, WebhookDispatcher } from './webhooks-delivery.js';
+import { type AnswerShape, answerShaper, WIRE_PROFILES } from './wire-profile.js';
 
-const ROUTES: readonly Route[] = [
+// `answer` names what a resource route answers, for the wire profiles (wire-profile.ts); OAuth answers follow
+// RFC 6749 whatever the profile.
+const ROUTES: readonly (Route & { answer?: AnswerShape })[] = [
   { method: 'GET', path: '/oauth/authorize', handle: (ctx, _req, _p, url) => authorize(ctx, url) },
+  { method: 'POST', path: '/oauth/authorize', handle: (ctx, req) => answerConsent(ctx, req) },
   { method: 'POST', path: '/oauth/token', handle: (ctx, req) => token(ctx, req) },
-  { method: 'GET', path: '/accounts', handle: listAccounts },
-  { method: 'GET', path: '/accounts/{id}', handle: getAccount },
-  { method: 'GET', path: '/posts', handle: listPosts },
-  { method: 'POST', path: '/posts', handle: createPost },
-  { method: 'GET', path: '/posts/{id}', handle: getPost },
-  { method: 'PATCH', path: '/posts/{id}', handle: updatePost },
-  { method: 'DELETE', path: '/posts/{id}', handle: deletePost },
-  { method: 'GET', path: '/posts/{id}/analytics', handle: getAnalytics },
-  { method: 'POST', path: '/media', handle: uploadMedia },
+  { method: 'GET', path: '/accounts', handle: listAccounts, answer: { kind: 'account', page: true } },
+  { method: 'GET', path: '/accounts/{id}', handle: getAccount, answer: { kind: 'account' } },
+  { method: 'GET', path: '/posts', handle: listPosts, answer: { kind: 'post', page: true } },
+  { method: 'POST', path: '/posts', handle: createPost, answer: { kind: 'post' } },
+  { method: 'GET', path: '/posts/{id}', handle: getPost, answer: { kind: 'post' } },
+  { method: 'PATCH', path: '/posts/{id}', handle: updatePost, answer: { kind: 'post' } },
+  { method: 'DELETE', path: '/posts/{id}', handle: deletePost, answer: { kind: 'post' } },
+  { method: 'GET', path: '/posts/{id}/analytics', handle: getAnalytics, answer: { kind: 'postAnalytics' } },
+  { method: 'POST', path: '/media', handle: uploadMedia, answer: { kind: 'mediaItem' } },
 ];
 
 /**
@@ -93,10 +100,24 @@ export interface FakeService {
   failPublicationFor(accountId: string, fail?: boolean): void;
   /** Registers a webhook endpoint; returns it with its secret (generated when omitted). */
   registerWebhookEndpoint(input: WebhookEndpointInput): WebhookEndpoint;
-  /** Sets what the simulated user answers on the consent screen. */
-  setConsent(consent: 'approve' | 'deny'): void;
-  /** Issues tokens directly, skipping the browser step (for tests of resources). Default: every scope. */
+  /** Sets what the user answers at `/oauth/authorize` (see the `consent` option). */
+  setConsent(consent: ConsentMode): void;
+  /**
+   * Issues tokens directly, skipping the browser step, as the token endpoint's wire answer (RFC 6749 §5.1,
+   * snake_case): pass `access_token` as a client's `auth`. Default: every scope. For a `TokenSet` (what
+   * `TokenManager` and a `TokenStore` hold), use {@link FakeService.issueTokenSet} instead of converting by hand.
+   */
   issueTokens(input?: { clientId?: string; scopes?: string[] }): IssuedTokens;
+  /**
+   * Issues tokens directly as a `TokenSet`, the SDK's own shape, exactly as `oauth.exchangeCode()` would return
+   * them: ready for `manager.setTokens()` or `store.set()`. `expiresAt` counts from now on the local clock, as
+   * the SDK counts it.
+   *
+   * @example
+   * await new FileTokenStore(path).set(fake.issueTokenSet({ clientId: app.clientId }))
+   * await store.set({ ...fake.issueTokenSet(), expiresAt: Date.now() - 1 }) // expired: the next call refreshes
+   */
+  issueTokenSet(input?: { clientId?: string; scopes?: string[] }): TokenSet;
   /** A post as the fake holds it, or `undefined`. */
   getPost(id: string): Post | undefined;
   /** An upload as the fake holds it (metadata and the kept prefix), or `undefined`. */
@@ -109,7 +130,9 @@ export interface FakeService {
 
 /**
  * Creates an in-memory fake of the Post Scheduling Service, strict enough to catch a client that gets the
- * protocol wrong (OAuth with PKCE S256, bearer scopes, wire-format errors, signed webhooks).
+ * protocol wrong (OAuth with PKCE S256, bearer scopes, wire-format errors, signed webhooks). Its `profile` option
+ * (`'full'`, `'minimal'`, `'noisy'` with a `seed`) sets how much of each answer it sends, to try a client against a
+ * service that sends only what the spec shows, or garbles the rest (see `FakeServiceOptions.profile`).
  *
  * @example
  * import { setupServer } from 'msw/node';
@@ -122,6 +145,10 @@ export interface FakeService {
  * const { access_token } = fake.issueTokens({ scopes: ['posts:write'] });
  */
 export function createFakeService(options: FakeServiceOptions = {}): FakeService {
+  const profile = options.profile ?? 'full';
+  if (!WIRE_PROFILES.includes(profile)) throw new TypeError(`createFakeService: profile must be one of ${WIRE_PROFILES.join(', ')}`);
+  if (options.seed !== undefined && !Number.isSafeInteger(options.seed)) throw new TypeError('createFakeService: seed must be an integer');
+  const shapeAnswer = answerShaper(profile, options.seed ?? 1);
   const state = new State();
   state.consent = options.consent ?? 'approve';
   const base = new URL(options.baseUrl ?? 'https://api.postsched.test');
@@ -155,10 +182,11 @@ export function createFakeService(options: FakeServiceOptions = {}): FakeService
     stats.requests[counter] = (stats.requests[counter] ?? 0) + 1;
     let response: Response;
     try {
+      const route = match.route as (typeof ROUTES)[number] | undefined;
       response =
         (await faults.apply(method, match.template, path, request.signal)) ??
-        (match.route !== undefined
-          ? await match.route.handle(ctx, request, match.params, url)
+        (route !== undefined
+          ? await reshape(await route.handle(ctx, request, match.params, url), route.answer)
           : match.allowed.length > 0
             ? apiError(405, 'method_not_allowed', `${method} is not allowed here; use ${match.allowed.join(', ')}.`, {
                 headers: { allow: match.allowed.join(', ') },
@@ -173,6 +201,13 @@ export function createFakeService(options: FakeServiceOptions = {}): FakeService
     const headers = new Headers(response.headers);
     headers.set('x-request-id', randomId('req'));
     return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  }
+
+  /** A 2xx JSON answer of a resource route, rewritten for the wire profile. */
+  async function reshape(response: Response, answer: AnswerShape | undefined): Promise<Response> {
+    if (shapeAnswer === undefined || answer === undefined || !response.ok) return response;
+    const body: unknown = JSON.parse(await response.text());
+    return new Response(JSON.stringify(shapeAnswer(body, answer)), { status: response.status, headers: response.headers });
   }
 
   const fake: FakeService = {
@@ -214,6 +249,7 @@ export function createFakeService(options: FakeServiceOptions = {}): FakeService
         clientId: input.clientId ?? randomId('client'),
         clientSecret: input.clientSecret ?? randomId('secret', 24),
         redirectUris: [...input.redirectUris],
+        ...(input.name === undefined ? {} : { name: input.name }),
       };
       state.apps.set(app.clientId, app);
       return { ...app, redirectUris: [...app.redirectUris] };
@@ -245,6 +281,12 @@ export function createFakeService(options: FakeServiceOptions = {}): FakeService
       const scopes = input.scopes ?? ['accounts:read', 'posts:read', 'posts:write', 'media:write', 'analytics:read'];
       const grant = { id: randomId('grant'), clientId, scopes: [...scopes], revoked: false };
       return mintTokens(ctx, grant, grant.scopes) as IssuedTokens;
+    },
+    issueTokenSet(input = {}) {
+      const sentAt = Date.now();
+      const issued = fake.issueTokens(input);
+      // The SDK's own normalization (oauth4webapi hands it `token_type` lower-cased).
+      return toTokenSet({ ...issued, token_type: 'bearer' }, { sentAt, fallbackScopes: [] });
     },
     getPost: (id) => state.posts.get(id),
     getMedia: (id) => state.media.get(id),

@@ -72,7 +72,40 @@ export function notFound(what: string, id: string): never {
   throw new HttpError(apiError(404, 'not_found', `No ${what} with id ${JSON.stringify(id.slice(0, 100))}.`));
 }
 
-/** Reads a JSON object body, answering 415 / 400 / 422 for a wrong content type, bad JSON or a non-object. */
+/** The largest JSON or form body the fake reads (uploads stream and are not held, so they have no limit here). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** The body as text, or `undefined` when it is longer than `limit` bytes (reading stops there). */
+export async function readBoundedText(request: Request, limit: number): Promise<string | undefined> {
+  if (request.body === null) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
+/** A 413 in the wire format, for a body over `MAX_BODY_BYTES`. */
+export function tooLarge(): HttpError {
+  return new HttpError(apiError(413, 'payload_too_large', `The body is larger than ${MAX_BODY_BYTES} bytes.`));
+}
+
+/** Reads a JSON object body, answering 415 / 413 / 400 / 422 for a wrong content type, a body too large, bad JSON or a non-object. */
 export async function readJsonObject(request: Request): Promise<Record<string, unknown>> {
   const type = request.headers.get('content-type') ?? '';
   if (!/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type)) {
@@ -80,9 +113,11 @@ export async function readJsonObject(request: Request): Promise<Record<string, u
       apiError(415, 'unsupported_media_type', 'Send the body as JSON with content-type: application/json.'),
     );
   }
+  const text = await readBoundedText(request, MAX_BODY_BYTES);
+  if (text === undefined) throw tooLarge();
   let body: unknown;
   try {
-    body = JSON.parse(await request.text());
+    body = JSON.parse(text);
   } catch {
     throw new HttpError(apiError(400, 'invalid_json', 'The request body is not valid JSON.'));
   }

@@ -25,7 +25,17 @@ export async function listenOnLoopback(handler: Handler, port: number, basePath:
   const http = await import('node:http');
   const sockets = new Set<Socket>();
   let origin = '';
-  const server: Server = http.createServer((req, res) => void serve(handler, origin, req, res));
+  const server: Server = http.createServer((req, res) => {
+    // Whatever one request does, it never becomes an unhandled rejection that ends the user's test process.
+    serve(handler, origin, req, res).catch(() => {
+      if (!res.headersSent) plain(res, 500, 'fake service error');
+      else res.destroy();
+    });
+  });
+  // CONNECT never reaches the request handler: without this, node:http just drops the socket.
+  server.on('connect', (_req: IncomingMessage, socket: Socket) => {
+    socket.end('HTTP/1.1 405 Method Not Allowed\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+  });
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -86,18 +96,29 @@ async function serve(handler: Handler, origin: string, req: IncomingMessage, res
   res.on('close', () => {
     if (!res.writableFinished) abort.abort(); // the client went away before the answer was complete
   });
-  const headers = new Headers();
-  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
-    headers.append(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string);
-  }
   const method = (req.method ?? 'GET').toUpperCase();
+  // RFC 9110 §9.3.8 / Fetch "forbidden method": TRACE, TRACK and CONNECT cannot become a Request.
+  if (FORBIDDEN_METHODS.has(method)) return plain(res, 405, `${method} is not supported.`, req);
+  // Only origin-form targets (`/path?query`): `OPTIONS *` and absolute-form (`GET http://other/`) are refused.
+  const target = req.url ?? '/';
+  if (!target.startsWith('/')) return plain(res, 400, 'The request target must be a path (origin-form).', req);
   const hasBody = method !== 'GET' && method !== 'HEAD';
-  const request = new Request(`${origin}${req.url ?? '/'}`, {
-    method,
-    headers,
-    signal: abort.signal,
-    ...(hasBody ? { body: bodyStream(req), duplex: 'half' } : {}),
-  } as RequestInit);
+  let request: Request;
+  try {
+    const headers = new Headers();
+    for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+      headers.append(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string);
+    }
+    // Joined, not resolved: `//host/path` is a path here, not a network-path reference to another host.
+    request = new Request(new URL(`${origin}${target}`), {
+      method,
+      headers,
+      signal: abort.signal,
+      ...(hasBody ? { body: bodyStream(req), duplex: 'half' } : {}),
+    } as RequestInit);
+  } catch {
+    return plain(res, 400, 'The request cannot be read (target, method or headers).', req);
+  }
 
   let response: Response;
   try {
@@ -133,6 +154,15 @@ async function serve(handler: Handler, origin: string, req: IncomingMessage, res
     reader.releaseLock();
     res.end();
   }
+}
+
+const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
+
+/** A short text answer for a request the fake cannot handle; the request's body is drained, not read. */
+function plain(res: ServerResponse, status: number, text: string, req?: IncomingMessage): void {
+  req?.resume();
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
+  res.end(text);
 }
 
 function drained(res: ServerResponse): Promise<void> {

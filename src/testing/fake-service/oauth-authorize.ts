@@ -1,10 +1,18 @@
 /**
  * `GET /oauth/authorize` (spec 4.1, RFC 6749 §4.1.1, RFC 7636 §4.3). Consent is given by configuration
- * (`fake.setConsent`), so the "user" answers at once with a redirect carrying a code or an error.
+ * (`fake.setConsent`): `approve` and `deny` answer at once with a redirect carrying a code or an error, as tests
+ * want; `prompt` shows a consent page, whose form (`POST /oauth/authorize`) answers with the same redirects.
  */
+import { consentPage, htmlPage, readConsentForm } from './consent-page.js';
 import type { Context } from './context.js';
 import { json, randomId } from './http.js';
+import type { ConsentRequest } from './state.js';
 import { SCOPES } from '../../oauth/types.js';
+
+/** How long a consent page stays answerable, on the fake's clock. */
+const CONSENT_TTL_MS = 10 * 60_000;
+/** Unanswered consent pages kept at most; the oldest goes first. */
+const MAX_PENDING_CONSENTS = 1_000;
 
 /** RFC 7636 §4.2: an S256 challenge is BASE64URL of a 32-byte digest, 43 characters. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
@@ -55,18 +63,60 @@ export function authorize(ctx: Context, url: URL): Response {
   if (!S256_CHALLENGE.test(challenge)) {
     return fail('invalid_request', 'code_challenge must be 43 base64url characters (RFC 7636 §4.2).');
   }
-  if (ctx.state.consent === 'deny') return fail('access_denied', 'The user denied the request.');
+  const request: ConsentRequest = {
+    clientId: app.clientId,
+    redirectUri,
+    scopes: [...new Set(scopes)],
+    state,
+    codeChallenge: challenge,
+    expiresAt: ctx.clock.now() + CONSENT_TTL_MS,
+  };
+  if (ctx.state.consent === 'deny') return deny(ctx, request);
+  if (ctx.state.consent === 'approve') return approve(ctx, request);
 
+  const pending = ctx.state.consentRequests;
+  const consentId = randomId('consent', 24);
+  pending.set(consentId, request);
+  if (pending.size > MAX_PENDING_CONSENTS) pending.delete(pending.keys().next().value as string);
+  return consentPage({ appName: app.name ?? app.clientId, scopes: request.scopes, redirectUri, action: url.pathname, consentId });
+}
+
+/** `POST /oauth/authorize`: the consent page's Allow or Deny. Each page answers once. */
+export async function answerConsent(ctx: Context, request: Request): Promise<Response> {
+  const form = await readConsentForm(request);
+  const pending = form === undefined ? undefined : ctx.state.consentRequests.get(form.consentId);
+  if (form === undefined || pending === undefined || ctx.clock.now() >= pending.expiresAt) {
+    // Not a redirect: without a valid pending request there is no checked redirect_uri to send the user to.
+    return htmlPage(400, 'Authorization expired', '<h1>This authorization request expired or was already answered</h1><p>Start again from the app.</p>');
+  }
+  if (form.decision !== 'allow' && form.decision !== 'deny') {
+    return htmlPage(400, 'Unknown answer', '<h1>Choose Allow or Deny</h1>');
+  }
+  ctx.state.consentRequests.delete(form.consentId);
+  return form.decision === 'allow' ? approve(ctx, pending) : deny(ctx, pending);
+}
+
+function approve(ctx: Context, request: ConsentRequest): Response {
   const code = randomId('code', 24);
   ctx.state.codes.set(code, {
-    grant: { id: randomId('grant'), clientId: app.clientId, scopes: [...new Set(scopes)], revoked: false },
-    redirectUri,
-    codeChallenge: challenge,
+    grant: { id: randomId('grant'), clientId: request.clientId, scopes: [...request.scopes], revoked: false },
+    redirectUri: request.redirectUri,
+    codeChallenge: request.codeChallenge,
     expiresAt: ctx.clock.now() + ctx.codeTtlMs,
     used: false,
   });
   // RFC 6749 §4.1.2 (code, state) and RFC 9207 §2 (iss).
-  return redirect(redirectUri, { code, state, iss: ctx.issuer() });
+  return redirect(request.redirectUri, { code, state: request.state, iss: ctx.issuer() });
+}
+
+/** RFC 6749 §4.1.2.1: the user said no. */
+function deny(ctx: Context, request: ConsentRequest): Response {
+  return redirect(request.redirectUri, {
+    error: 'access_denied',
+    error_description: 'The user denied the request.',
+    state: request.state,
+    iss: ctx.issuer(),
+  });
 }
 
 function redirect(target: string, params: Record<string, string | null>): Response {

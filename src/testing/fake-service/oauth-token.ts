@@ -4,7 +4,7 @@
  * not by the real service in production.
  */
 import type { Context } from './context.js';
-import { json, randomId, s256, timingSafeEqual } from './http.js';
+import { json, MAX_BODY_BYTES, randomId, readBoundedText, s256, timingSafeEqual } from './http.js';
 import type { Grant } from './state.js';
 
 /** RFC 7636 §4.1: 43–128 unreserved characters. */
@@ -25,7 +25,12 @@ export async function token(ctx: Context, request: Request): Promise<Response> {
     ctx.stats.tokenRequests.other++;
     return tokenError('invalid_request', 'Send the body as application/x-www-form-urlencoded (RFC 6749 §4.1.3).');
   }
-  const form = new URLSearchParams(await request.text());
+  const text = await readBoundedText(request, MAX_BODY_BYTES);
+  if (text === undefined) {
+    ctx.stats.tokenRequests.other++;
+    return tokenError('invalid_request', `The body is larger than ${MAX_BODY_BYTES} bytes.`);
+  }
+  const form = new URLSearchParams(text);
   const grantType = form.get('grant_type');
   if (grantType === 'authorization_code' || grantType === 'refresh_token') ctx.stats.tokenRequests[grantType]++;
   else ctx.stats.tokenRequests.other++;

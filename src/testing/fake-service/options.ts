@@ -1,8 +1,9 @@
 /** The options of `createFakeService`, each documented where it is declared. */
 import type { ClockOptions } from './clock.js';
 import type { MediaOptions } from './context.js';
-import type { WebhookEventType } from './state.js';
+import type { ConsentMode, WebhookEventType } from './state.js';
 import type { WebhookDeliveryOptions } from './webhooks-delivery.js';
+import type { WireProfile } from './wire-profile.js';
 
 /** A registered app to create (spec section 2). Omitted credentials are generated. */
 export interface AppInput {
@@ -12,6 +13,8 @@ export interface AppInput {
   clientSecret?: string;
   /** Absolute URLs; `redirect_uri` must equal one of them exactly (RFC 6749 §3.1.2.3). */
   redirectUris: string[];
+  /** The app's name on the consent page (`consent: 'prompt'`). Default: the client id. */
+  name?: string;
 }
 
 /** A connected account to seed. `failPublication: true` makes every post targeting it end `failed`. */
@@ -57,8 +60,12 @@ export interface FakeServiceOptions {
   accounts?: AccountInput[];
   /** Webhook endpoints. */
   webhookEndpoints?: WebhookEndpointInput[];
-  /** What the simulated user answers on the consent screen (default `'approve'`). */
-  consent?: 'approve' | 'deny';
+  /**
+   * What the user answers at `/oauth/authorize`: `'approve'` (default) and `'deny'` redirect at once, as tests
+   * want; `'prompt'` shows a real consent page (the app's name, the scopes, Allow / Deny) for a person or a
+   * browser test to answer, as `postsched mock` does.
+   */
+  consent?: ConsentMode;
   /** Webhook delivery: fetch, attempts, backoff, per-attempt timeout. */
   webhooks?: WebhookDeliveryOptions;
   /** Upload handling: bytes kept per upload, chunk observer. */
@@ -72,6 +79,21 @@ export interface FakeServiceOptions {
    * every token of that authorization (RFC 9700 §4.14.2), the stricter behaviour some services have.
    */
   refreshTokenReuse?: 'reject' | 'revoke-grant';
+  /**
+   * How the resource routes write their answers, to try a client against services that send less, or other, than
+   * the SDK assumes (the OAuth answers never change):
+   * - `'full'` (default): every field the fake keeps, the SDK's assumed ones included.
+   * - `'minimal'`: only the fields the service spec gives (a post's `id` and `account_ids`, an account's `id`) and
+   *   what a flow needs to go on (a page's `data` and `next_cursor`, a media item's `id`).
+   * - `'noisy'`: each assumed field randomly kept, left out, `null` or of another type; unknown status values,
+   *   unknown fields and nested objects added; keys shuffled. Seeded by `seed`, so a run can be replayed.
+   *
+   * @example
+   * const fake = createFakeService({ profile: 'noisy', seed: 42 });
+   */
+  profile?: WireProfile;
+  /** Seed of the `noisy` profile's choices (an integer, default 1): the same seed and calls give the same answers. */
+  seed?: number;
 }
 
 export const DEMO_ACCOUNTS: AccountInput[] = [

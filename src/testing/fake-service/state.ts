@@ -72,6 +72,21 @@ export interface RegisteredApp {
   clientSecret: string;
   /** The exact redirect URIs the app may use. */
   redirectUris: string[];
+  /** The name the consent page shows (default: the client id). */
+  name?: string;
+}
+
+/** What the user answers at `/oauth/authorize`: at once (`approve`, `deny`), or on a consent page (`prompt`). */
+export type ConsentMode = 'approve' | 'deny' | 'prompt';
+
+/** A checked authorization request waiting on the consent page's Allow or Deny. */
+export interface ConsentRequest {
+  clientId: string;
+  redirectUri: string;
+  scopes: string[];
+  state: string;
+  codeChallenge: string;
+  expiresAt: number;
 }
 
 /** A webhook endpoint (spec section 2): where events go, the signing secret, and the subscribed events. */
@@ -153,5 +168,7 @@ export class State {
   readonly endpoints = new Map<string, WebhookEndpoint>();
   /** Idempotency-Key answers, keyed by client and key. */
   readonly idempotency = new Map<string, StoredAnswer | 'in-flight'>();
-  consent: 'approve' | 'deny' = 'approve';
+  /** Consent pages shown and not answered yet, by their one-time id. */
+  readonly consentRequests = new Map<string, ConsentRequest>();
+  consent: ConsentMode = 'approve';
 }

@@ -109,7 +109,10 @@ export class WebhookDispatcher {
     const endpoint = this.#state.endpoints.get(job.endpointId);
     if (endpoint === undefined || this.#closing.signal.aborted) return; // removed or closed meanwhile
     const clock = this.#clock();
-    const timestamp = Math.floor(clock.now() / 1000);
+    // Signed at the moment it is sent, on the wall clock, not the fake's: the receiver checks the timestamp
+    // against its own clock (replay protection), so a test that moved the fake's clock still verifies its
+    // deliveries with verifyWebhook's default options. `created_at` and `published_at` follow the fake's clock.
+    const timestamp = Math.floor(Date.now() / 1000);
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': 'postsched-fake-service',

@@ -1,0 +1,27 @@
+/**
+ * The per-call escape hatch for what the SDK's types do not know (openai-node's `extra_body` / `extra_query`):
+ * `extraBody` fields are merged into the JSON body, `extraQuery` parameters into the URL. A key given here replaces
+ * the SDK's own, on purpose: it is how a caller sends a value in a form the SDK would not.
+ */
+import { invalidOption } from '../invalid-option.js';
+import { isRecord } from '../is-record.js';
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+/** The JSON body with `extra` merged in; refused on a call that sends no JSON object. */
+export function withExtraBody(json: unknown, extra: unknown): unknown {
+  if (!isRecord(extra)) invalidOption('extraBody', 'must be an object of body fields, such as { campaign: "spring" }.');
+  if (!isRecord(json)) invalidOption('extraBody', 'applies to calls that send a JSON body (posts.create, posts.update) and to media.upload.');
+  return { ...json, ...extra };
+}
+
+/** The query with `extra` merged in; each value a string, number or boolean (`undefined`: left out). */
+export function withExtraQuery(query: Query | undefined, extra: unknown): Query {
+  if (!isRecord(extra)) invalidOption('extraQuery', 'must be an object of query parameters, such as { status: "queued" }.');
+  for (const [name, value] of Object.entries(extra)) {
+    if (value !== undefined && typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
+      invalidOption(`extraQuery.${name}`, 'must be a string, number or boolean.', ['extraQuery', name]);
+    }
+  }
+  return { ...query, ...(extra as Query) };
+}
