@@ -3,6 +3,12 @@
  * raw `Response` and the request id too (the openai-node pattern).
  */
 
+import { readableCopy } from '../buffer-response.js';
+import { parseRateLimit, type RateLimitInfo } from './rate-limit.js';
+
+/** What the pipeline resolves with: the data, its answer, the request id (`withResponse()` adds `rateLimit`). @internal */
+export type PipelineResult<T> = Omit<WithResponse<T>, 'rateLimit'>;
+
 /** The parsed data with the HTTP answer it came from. */
 export interface WithResponse<T> {
   /** The parsed, validated result: what awaiting the call gives. */
@@ -11,6 +17,8 @@ export interface WithResponse<T> {
   response: Response;
   /** `x-request-id` of the answer: what the service's support asks for. */
   requestId: string | undefined;
+  /** What the answer's `RateLimit-*` / `X-RateLimit-*` headers say; `undefined` when it sent none. */
+  rateLimit: RateLimitInfo | undefined;
 }
 
 /**
@@ -22,9 +30,10 @@ export interface WithResponse<T> {
  * console.log(response.status, requestId)
  */
 export class APIPromise<T> extends Promise<T> {
-  readonly #result: Promise<WithResponse<T>>;
+  readonly #result: Promise<PipelineResult<T>>;
+  #withResponse: Promise<WithResponse<T>> | undefined;
 
-  constructor(result: Promise<WithResponse<T>>) {
+  constructor(result: Promise<PipelineResult<T>>) {
     // The base promise is never observed: `then` is redirected to the real result below.
     super((resolve) => resolve(undefined as T));
     this.#result = result;
@@ -38,13 +47,22 @@ export class APIPromise<T> extends Promise<T> {
 
   /** The data together with the raw `Response` and the request id. */
   withResponse(): Promise<WithResponse<T>> {
-    return this.#result;
+    // The rate-limit headers are read, and a readable copy of the answer built, only for a caller who asks.
+    return (this.#withResponse ??= this.#result.then((result) => ({
+      ...result,
+      response: readableCopy(result.response),
+      rateLimit: parseRateLimit(result.response.headers),
+    })));
   }
 
   override then<R1 = T, R2 = never>(
     onfulfilled?: ((value: T) => R1 | PromiseLike<R1>) | null,
     onrejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,
   ): Promise<R1 | R2> {
-    return this.#result.then((result) => result.data).then(onfulfilled, onrejected);
+    // One promise, not two: the data goes straight to the caller's callback.
+    return this.#result.then(
+      onfulfilled == null ? (result) => result.data as unknown as R1 : (result) => onfulfilled(result.data),
+      onrejected,
+    );
   }
 }

@@ -10,17 +10,31 @@
  * - fetch's network TypeError becomes a `ConnectionError` whose cause holds no request or header;
  * - one debug line per attempt.
  */
-import { bufferResponse } from '../buffer-response.js';
+import { readBody } from '../buffer-response.js';
+import { PostSchedError } from '../base-error.js';
 import { ConnectionError } from '../errors.js';
 import type { TokenSource } from './auth.js';
 import type { BodySource } from './body.js';
-import { logAttempt, redact, type Logger } from './logger.js';
+import { callHook, headersView, type Hooks } from './hooks.js';
+import { logAttempt, type Logger } from './logger.js';
+import { isTraced, requestChannel, type RequestTrace } from './tracing.js';
+import { describeNetworkError, errorName, sanitizeCause } from '../network-error.js';
 
 export interface AttemptContext {
   fetch: (input: Request, init?: RequestInit) => Promise<Response>;
   tokens: TokenSource;
   logger: Logger | undefined;
   body: BodySource | undefined;
+  /** The most of an answer's body that is read (the client's `maxResponseBytes`). */
+  maxResponseBytes: number;
+  /** Every access token this call sent, filled in as it goes: cut out of anything the server echoes. */
+  sentTokens: string[];
+  /** The token the request was built with (its Authorization header), when one was at hand. */
+  presetToken: string | undefined;
+  /** The route template (`/posts/{id}`) and the base URL's origin, for tracing and hooks. */
+  route: string;
+  origin: string;
+  hooks: Hooks;
 }
 
 /** A ky `fetch` for one call; its closure counts the call's attempts and remembers the one refresh. */
@@ -41,7 +55,8 @@ export function attemptFetch(context: AttemptContext): (input: Request | URL | s
       context.body === undefined
         ? request
         : new Request(request, { body: context.body.create(request.signal), duplex: 'half', redirect: 'error' } as RequestInit);
-    outgoing.headers.set('authorization', `Bearer ${token}`); // RFC 6750 §2.1
+    if (token !== context.presetToken) outgoing.headers.set('authorization', `Bearer ${token}`); // RFC 6750 §2.1
+    context.sentTokens.push(token);
     const retry = sent++;
     const started = performance.now();
     const log = (outcome: number | string) => {
@@ -49,20 +64,57 @@ export function attemptFetch(context: AttemptContext): (input: Request | URL | s
       const path = new URL(request.url).pathname;
       logAttempt(context.logger, { method: request.method, path, outcome, durationMs: performance.now() - started, retry });
     };
-    try {
-      const response = await bufferResponse(await context.fetch(outgoing, init));
-      log(response.status);
-      return response;
-    } catch (error) {
-      log(request.signal.aborted ? 'aborted' : errorName(error));
-      // An abort (the caller's, or ky's time-out) keeps its own error: ky and the pipeline map it.
-      if (request.signal.aborted || !(error instanceof TypeError)) throw error;
-      throw new ConnectionError(
-        `Could not reach ${new URL(request.url).origin}: ${describeNetworkError(error)}. ` +
-          'Check the base URL and the network.',
-        { cause: sanitizeCause(error) },
-      );
-    }
+    const { hooks } = context;
+    callHook(hooks.onRequest, () => ({
+      method: request.method,
+      url: request.url,
+      route: context.route,
+      attempt: retry + 1,
+      headers: headersView(outgoing.headers),
+    }));
+    const attempt = async (): Promise<Response> => {
+      try {
+        const response = await readBody(await context.fetch(outgoing, init), context.maxResponseBytes);
+        log(response.status);
+        callHook(hooks.onResponse, () => ({
+          method: request.method,
+          url: request.url,
+          route: context.route,
+          attempt: retry + 1,
+          status: response.status,
+          headers: headersView(response.headers),
+          requestId: response.headers.get('x-request-id') ?? undefined,
+          durationMs: performance.now() - started,
+        }));
+        return response;
+      } catch (error) {
+        log(request.signal.aborted ? 'aborted' : errorName(error));
+        // An abort (the caller's, or ky's time-out) keeps its own error: ky and the pipeline map it. So do the
+        // SDK's own errors (a body over the limit).
+        if (request.signal.aborted || error instanceof PostSchedError) throw error;
+        // Anything else a fetch throws (the runtime's TypeError, or whatever a custom fetch builds, which may hold
+        // the Request or its init) becomes a ConnectionError holding only a sanitized copy of its chain.
+        const detail = error instanceof Error ? describeNetworkError(error, [token]) : 'the fetch function failed';
+        throw new ConnectionError(
+          `Could not reach ${new URL(request.url).origin}: ${detail}. Check the base URL and the network.`,
+          { cause: sanitizeCause(error, 0, [token]) },
+        );
+      }
+    };
+    const channel = requestChannel();
+    if (!isTraced(channel)) return attempt();
+    // The traced function returns nothing: the TracingChannel would put its result (the Response) on the context.
+    const trace: RequestTrace = { method: request.method, route: context.route, origin: context.origin, attempt: retry + 1 };
+    let response: Response | undefined;
+    await channel.tracePromise(async () => {
+      try {
+        response = await attempt();
+        trace.status = response.status;
+      } finally {
+        trace.durationMs = performance.now() - started;
+      }
+    }, trace);
+    return response as Response;
   };
 
   return async (input, init) => {
@@ -71,60 +123,33 @@ export function attemptFetch(context: AttemptContext): (input: Request | URL | s
     // Kept for the one re-send after a 401: sending consumes the request's body (a body-less request can
     // simply be sent again; cloning it would cost a Request and an AbortSignal on every call).
     const spare = refreshed ? undefined : request.body === null ? request : request.clone();
-    const token = await context.tokens.get();
+    // A refresh in flight is waited for only as long as the call lives: an abort or the time-out ends the wait.
+    const token = context.tokens.peek() ?? (await untilAborted(context.tokens.get(), request.signal));
     const response = await send(request, init, token);
     if (response.status !== 401 || refreshed || spare === undefined) return response;
     refreshed = true;
-    const fresh = await context.tokens.refresh(token);
+    const fresh = await untilAborted(context.tokens.refresh(token), request.signal);
     // A streamed upload cannot be sent again: the 401 stands (the next call will use the new token).
     if (fresh === undefined || context.body?.replayable === false) return response;
     return send(spare, init, fresh);
   };
 }
 
-function errorName(error: unknown): string {
-  if (!(error instanceof Error)) return 'error';
-  const code = findCode(error);
-  return code === undefined ? error.name : `${error.name} ${code}`;
-}
-
-/** The innermost message (fetch's own is only "fetch failed"), with the code when there is one. */
-function describeNetworkError(error: Error): string {
-  let innermost: Error = error;
-  for (let depth = 0; innermost.cause instanceof Error && depth < 8; depth++) innermost = innermost.cause;
-  const message = redact(innermost.message);
-  const code = findCode(error);
-  return code === undefined || message.includes(code) ? message : `${message} (${code})`;
-}
-
-/** The first `code` in the cause chain (`ECONNREFUSED`, `UND_ERR_SOCKET` …). */
-function findCode(error: unknown, depth = 0): string | undefined {
-  if (typeof error !== 'object' || error === null || depth > 8) return undefined;
-  const { code, cause, errors } = error as { code?: unknown; cause?: unknown; errors?: unknown };
-  if (typeof code === 'string') return code;
-  if (Array.isArray(errors) && errors.length > 0) return findCode(errors[0], depth + 1);
-  return findCode(cause, depth + 1);
-}
-
-/**
- * A copy of the runtime's error chain keeping only name, message (redacted), `code` and `syscall`: the
- * original may reference the request, whose headers hold the access token.
- */
-function sanitizeCause(error: unknown, depth = 0): Error | undefined {
-  if (!(error instanceof Error) || depth > 8) return undefined;
-  const nested = Array.isArray((error as { errors?: unknown }).errors)
-    ? ((error as AggregateError).errors.map((e) => sanitizeCause(e, depth + 1)).filter((e) => e !== undefined) as Error[])
-    : undefined;
-  const cause = sanitizeCause(error.cause, depth + 1);
-  const copy =
-    nested === undefined
-      ? new Error(redact(error.message), cause === undefined ? {} : { cause })
-      : new AggregateError(nested, redact(error.message), cause === undefined ? {} : { cause });
-  Object.defineProperty(copy, 'name', { value: error.name, enumerable: false, configurable: true, writable: true });
-  if (typeof error.stack === 'string') copy.stack = redact(error.stack);
-  for (const key of ['code', 'syscall', 'errno'] as const) {
-    const value = (error as unknown as Record<string, unknown>)[key];
-    if (typeof value === 'string' || typeof value === 'number') Object.assign(copy, { [key]: value });
-  }
-  return copy;
+/** `promise`, or a rejection with the signal's reason as soon as it aborts (the promise itself runs on). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }

@@ -19,6 +19,8 @@ export type Auth = AccessTokenProvider | string | (() => string | Promise<string
 
 /** What the pipeline calls: a token per attempt, and a newer one after a 401. */
 export interface TokenSource {
+  /** A token at once, without a promise, when one is at hand (a fixed token, a fresh cached one); else `undefined`. */
+  peek(): string | undefined;
   get(): Promise<string>;
   /** A newer token than `rejected`, or `undefined` when none can be had (the 401 then stands). */
   refresh(rejected: string): Promise<string | undefined>;
@@ -28,15 +30,21 @@ export function toTokenSource(auth: Auth): TokenSource {
   if (typeof auth === 'string') {
     checkToken(auth);
     // A fixed token cannot be refreshed: a 401 is final.
-    return { get: async () => auth, refresh: async () => undefined };
+    return { peek: () => auth, get: async () => auth, refresh: async () => undefined };
   }
   if (typeof auth === 'function') {
     const call = async () => checkToken(await auth());
     // Asking the function again is the only refresh it offers; a 401 stands if it returns the same token.
-    return { get: call, refresh: async (rejected) => ifNewer(await call(), rejected) };
+    return { peek: () => undefined, get: call, refresh: async (rejected) => ifNewer(await call(), rejected) };
   }
   if (typeof auth === 'object' && auth !== null && typeof auth.getAccessToken === 'function') {
+    const peek = (auth as { peekAccessToken?: () => string | undefined }).peekAccessToken;
     return {
+      // TokenManager's cache read, without a promise: the hot path of every call with a fresh token.
+      peek: typeof peek === 'function' ? () => {
+        const token = peek.call(auth);
+        return token === undefined ? undefined : checkToken(token);
+      } : () => undefined,
       get: async () => checkToken(await auth.getAccessToken()),
       refresh: async (rejected) =>
         typeof auth.forceRefresh === 'function' ? ifNewer(checkToken(await auth.forceRefresh(rejected)), rejected) : undefined,

@@ -10,7 +10,13 @@ export type KyModule = typeof import('ky');
 export type KyGuards = Pick<KyModule, 'isHTTPError' | 'isTimeoutError'>;
 
 let loading: Promise<KyModule> | undefined;
+let loaded: KyModule | undefined;
 
 export function loadKy(): Promise<KyModule> {
-  return (loading ??= import('ky'));
+  return (loading ??= import('ky').then((module) => (loaded = module)));
+}
+
+/** ky once loaded, so that calls after the first do not wait a microtask for it. */
+export function loadedKy(): KyModule | undefined {
+  return loaded;
 }

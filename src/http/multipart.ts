@@ -39,6 +39,8 @@ export interface MultipartFile {
   filename: string;
   contentType: string;
   onProgress?: ((progress: UploadProgress) => void) | undefined;
+  /** Text parts sent before the file (the `extraBody` of an upload). */
+  fields?: Readonly<Record<string, string>> | undefined;
 }
 
 const CHUNK_SIZE = 64 * 1024;
@@ -58,8 +60,13 @@ export function multipartBody(part: MultipartFile): BodySource {
   }
   const boundary = `postsched-${randomHex(16)}`;
   // RFC 7578 §4.2, with the WHATWG HTML escaping of `"`, CR and LF in names and filenames.
+  let text = '';
+  for (const [name, value] of Object.entries(part.fields ?? {})) {
+    text += `--${boundary}\r\nContent-Disposition: form-data; name="${escapeQuoted(name)}"\r\n\r\n${value}\r\n`;
+  }
   const head = encoder.encode(
-    `--${boundary}\r\n` +
+    text +
+      `--${boundary}\r\n` +
       `Content-Disposition: form-data; name="${escapeQuoted(part.field)}"; filename="${escapeQuoted(part.filename)}"\r\n` +
       `Content-Type: ${part.contentType}\r\n\r\n`,
   );

@@ -4,14 +4,18 @@
  */
 import type { Options as KyOptions } from 'ky';
 import { ResponseValidationError } from '../errors.js';
-import { APIPromise, type WithResponse } from './api-promise.js';
+import { scrub, scrubSecrets, scrubValue } from '../scrub.js';
+import { APIPromise, type PipelineResult } from './api-promise.js';
 import { responseText } from '../buffer-response.js';
 import { attemptFetch } from './attempt.js';
+import { withExtraBody, withExtraQuery } from './extra-fields.js';
 import type { TokenSource } from './auth.js';
 import type { BodySource } from './body.js';
 import { parseBody, toSDKError } from './errors.js';
+import { checkedHeaders, setChecked } from './headers.js';
+import type { Hooks } from './hooks.js';
 import type { Logger } from './logger.js';
-import { loadKy } from './ky.js';
+import { loadedKy, loadKy } from './ky.js';
 import { retryOptions } from './retry.js';
 
 /**
@@ -30,6 +34,14 @@ export interface RequestOptions {
   maxRetries?: number;
   /** Extra headers for this call. */
   headers?: HeadersInput;
+  /**
+   * Query parameters the SDK does not know, added to this call's URL (to every page of a list); a key here replaces
+   * the SDK's own. The escape hatch for what the service supports beyond the SDK's types.
+   *
+   * @example
+   * client.posts.list({}, { extraQuery: { status: 'queued_for_review' } })
+   */
+  extraQuery?: Record<string, string | number | boolean>;
 }
 
 /** Options of a call that creates something: an idempotency key makes it safe to retry. */
@@ -40,6 +52,14 @@ export interface WriteRequestOptions extends RequestOptions {
    * unless the service answered 429 or the connection failed before anything was sent.
    */
   idempotencyKey?: string;
+  /**
+   * Body fields the SDK does not know, merged into this call's JSON body; a key here replaces the SDK's own. The
+   * escape hatch for what the service supports beyond the SDK's types (the params objects take known fields only).
+   *
+   * @example
+   * client.posts.create({ account_ids: ['acc_1'], publish_at }, { extraBody: { campaign: 'spring' } })
+   */
+  extraBody?: Record<string, unknown>;
 }
 
 /** The client settings the pipeline needs (see `PostSchedOptions`). */
@@ -49,16 +69,21 @@ export interface PipelineConfig {
   timeoutMs: number;
   maxRetries: number;
   maxRetryAfterMs: number;
+  maxResponseBytes: number;
   fetch: (input: Request, init?: RequestInit) => Promise<Response>;
   logger: Logger | undefined;
+  /** The client's headers, the User-Agent among them. */
   headers: Headers;
+  hooks: Hooks;
 }
 
 /** One call, as a resource describes it. `path` is relative to the base URL and already encoded. */
 export interface RequestSpec<T> {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
-  query?: Record<string, string | number | undefined>;
+  /** The route template (`/posts/{id}`), for tracing and hooks. */
+  route: string;
+  query?: Record<string, string | number | boolean | undefined>;
   json?: unknown;
   body?: BodySource;
   /** Checks and types the parsed JSON body; throws `ResponseValidationError`. */
@@ -68,9 +93,14 @@ export interface RequestSpec<T> {
 
 export class Pipeline {
   readonly #config: PipelineConfig;
+  readonly #origin: string;
+  /** The headers every call sends (the client's, `accept`), as ky takes them. */
+  readonly #headers: Record<string, string>;
 
   constructor(config: PipelineConfig) {
     this.#config = config;
+    this.#origin = new URL(config.baseUrl).origin;
+    this.#headers = { ...Object.fromEntries(config.headers), accept: 'application/json' };
   }
 
   get baseUrl(): string {
@@ -85,7 +115,7 @@ export class Pipeline {
     return new APIPromise(this.#execute(spec));
   }
 
-  async #execute<T>(specOrBuild: RequestSpec<T> | (() => RequestSpec<T>)): Promise<WithResponse<T>> {
+  async #execute<T>(specOrBuild: RequestSpec<T> | (() => RequestSpec<T>)): Promise<PipelineResult<T>> {
     const spec = typeof specOrBuild === 'function' ? specOrBuild() : specOrBuild;
     const config = this.#config;
     const options = spec.options ?? {};
@@ -93,19 +123,26 @@ export class Pipeline {
     signal?.throwIfAborted();
     const timeoutMs = options.timeoutMs ?? config.timeoutMs;
 
-    const headers = new Headers(config.headers);
-    new Headers(options.headers).forEach((value, name) => headers.set(name, value));
-    headers.set('accept', 'application/json');
-    if (options.idempotencyKey !== undefined) headers.set('idempotency-key', options.idempotencyKey);
-    if (spec.body !== undefined) headers.set('content-type', spec.body.contentType);
+    // The client's headers are computed once; a call with its own headers gets a copy.
+    let headers: Readonly<Record<string, string>> = this.#headers;
+    if (options.headers !== undefined || options.idempotencyKey !== undefined || spec.body !== undefined) {
+      const own = checkedHeaders(options.headers, 'headers');
+      if (options.idempotencyKey !== undefined) setChecked(own, 'idempotency-key', options.idempotencyKey, 'idempotencyKey');
+      if (spec.body !== undefined) own.set('content-type', spec.body.contentType);
+      headers = { ...headers, ...Object.fromEntries(own), accept: 'application/json' };
+    }
 
-    const kyModule = await loadKy();
+    // A token at hand goes in with the other headers (RFC 6750 §2.1), saving a header write per attempt; the attempt
+    // sets another one only when it changed (a refresh, a retry after a 401).
+    const presetToken = config.tokens.peek();
+    if (presetToken !== undefined) headers = { ...headers, authorization: `Bearer ${presetToken}` };
+
+    const kyModule = loadedKy() ?? (await loadKy());
+    const sentTokens: string[] = [];
     const kyOptions: KyOptions = {
       method: spec.method,
-      prefixUrl: config.baseUrl,
       headers,
       timeout: timeoutMs,
-      throwHttpErrors: true,
       retry: retryOptions({
         method: spec.method,
         hasIdempotencyKey: options.idempotencyKey !== undefined,
@@ -114,25 +151,53 @@ export class Pipeline {
         maxRetryAfterMs: config.maxRetryAfterMs,
         signal,
         guards: kyModule,
+        route: spec.route,
+        onRetry: config.hooks.onRetry,
       }),
-      fetch: attemptFetch({ fetch: config.fetch, tokens: config.tokens, logger: config.logger, body: spec.body }),
+      fetch: attemptFetch({
+        fetch: config.fetch,
+        tokens: config.tokens,
+        logger: config.logger,
+        body: spec.body,
+        maxResponseBytes: config.maxResponseBytes,
+        sentTokens,
+        presetToken,
+        route: spec.route,
+        origin: this.#origin,
+        hooks: config.hooks,
+      }),
+      // A redirect is answered, not followed (RedirectError): following would send the headers and a write
+      // elsewhere, and a 303 would turn it into a GET whose answer came back as the write's.
+      redirect: 'manual',
     };
     if (signal !== undefined) kyOptions.signal = signal;
-    if (spec.json !== undefined) kyOptions.json = spec.json;
-    if (spec.query !== undefined) kyOptions.searchParams = withoutUndefined(spec.query);
+    const json = options.extraBody === undefined ? spec.json : withExtraBody(spec.json, options.extraBody);
+    const query = options.extraQuery === undefined ? spec.query : withExtraQuery(spec.query, options.extraQuery);
+    if (json !== undefined) kyOptions.json = json;
+    if (query !== undefined) kyOptions.searchParams = withoutUndefined(query);
 
     let response: Response;
     try {
-      response = await kyModule.default(spec.path, kyOptions);
+      // The full URL, not ky's prefixUrl: one string join instead of ky's checks on every call. ky throws on a
+      // status that is not ok (its default), which maps to the typed errors below.
+      response = await kyModule.default(`${config.baseUrl}/${spec.path}`, kyOptions);
     } catch (error) {
-      throw await toSDKError(error, { signal, timeoutMs }, kyModule);
+      throw await toSDKError(error, { signal, timeoutMs, secrets: sentTokens }, kyModule);
     }
     const text = await responseText(response);
     const raw = parseBody(text);
     if (typeof raw === 'string') {
-      throw new ResponseValidationError(notJsonMessage(spec.method, spec.path, response), [], text);
+      throw new ResponseValidationError(notJsonMessage(spec.method, spec.path, response), [], scrubSecrets(text, sentTokens));
     }
-    return { data: spec.parse(raw), response, requestId: response.headers.get('x-request-id') ?? undefined };
+    let data: T;
+    try {
+      data = spec.parse(raw);
+    } catch (error) {
+      // The raw body goes on the error, but never an access token the server echoed into it.
+      if (!(error instanceof ResponseValidationError)) throw error;
+      throw new ResponseValidationError(error.message, error.path, scrubValue(error.body, sentTokens));
+    }
+    return { data, response, requestId: response.headers.get('x-request-id') ?? undefined };
   }
 }
 
@@ -141,11 +206,11 @@ function notJsonMessage(method: string, path: string, response: Response): strin
   const type = response.headers.get('content-type')?.split(';')[0]?.trim();
   return (
     `${method} /${path} answered ${response.status} with a body that is not JSON` +
-    `${type ? ` (content-type ${type})` : ''}; the raw text is on \`error.body\`.` +
+    `${type ? ` (content-type ${scrub(type.slice(0, 100))})` : ''}; the raw text is on \`error.body\`.` +
     (method === 'GET' ? '' : ' The status says the service acted on the request.')
   );
 }
 
-function withoutUndefined(query: Record<string, string | number | undefined>): Record<string, string | number> {
-  return Object.fromEntries(Object.entries(query).filter(([, value]) => value !== undefined)) as Record<string, string | number>;
+function withoutUndefined(query: Record<string, string | number | boolean | undefined>): Record<string, string | number | boolean> {
+  return Object.fromEntries(Object.entries(query).filter(([, value]) => value !== undefined)) as Record<string, string | number | boolean>;
 }

@@ -1,14 +1,15 @@
 /**
  * The retry rules ("Retries of writes" and "Rate limits" in the README's Assumptions table), expressed as
- * ky retry options. ky does the loop, the backoff, the jitter, the abortable wait between attempts and the
- * `Retry-After` / `RateLimit-Reset` wait; this file adds only what ky cannot say on its own:
+ * ky retry options. ky does the loop and the abortable wait between attempts; this file decides:
  * - POST and PATCH are never re-sent unless the call has an idempotency key, the answer was 429, or the
  *   connection failed before the request could leave (ky would re-send any method listed in `methods`);
+ * - how long to wait: the service's `Retry-After` / `RateLimit-Reset` when usable, else backoff with jitter;
  * - a wait beyond the cap ends the retries with an error carrying the wait (ky would clamp it and retry);
  * - a body that cannot be replayed (a stream) is never re-sent.
  */
 import type { RetryOptions } from 'ky';
 import { ConnectionError } from '../errors.js';
+import { callHook, type Hooks, type RetryHookInfo } from './hooks.js';
 import type { KyGuards } from './ky.js';
 
 /** What the retry decision needs to know about one call. */
@@ -25,6 +26,9 @@ export interface RetryContext {
   signal: AbortSignal | undefined;
   /** ky's `isHTTPError` / `isTimeoutError`, from the module loaded for this call (see ky.ts). */
   guards: KyGuards;
+  /** The route template, for `onRetry`. */
+  route: string;
+  onRetry: Hooks['onRetry'];
 }
 
 /** RFC 9110 §9.2.2: methods whose repetition has the same effect as one request. */
@@ -36,45 +40,80 @@ const RETRY_AFTER_STATUS_CODES = [429, 503];
 const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /**
- * ky retry options for one call. Every method is listed so that ky asks `shouldRetry`, which applies our
- * method rules; a result of `undefined` lets ky apply its own status list and `Retry-After` handling.
+ * ky retry options for one call. `shouldRetry` decides every case itself (true or false, never ky's defaults), and
+ * the wait before a retry is the service's `Retry-After` when it gave a usable one, else our backoff: ky would
+ * read the header on its own and wait its cap for a value it cannot parse (`NaN`, `Infinity`).
  */
-export function retryOptions(context: RetryContext): RetryOptions {
+export function retryOptions(context: RetryContext): RetryOptions | number {
+  // No retries: ky's cheapest form (it normalizes, and deep-merges, every key given on every call).
+  if (context.maxRetries === 0) return 0;
+  /** The wait the service asked for before the retry being decided, when it asked for one. */
+  let serverWaitMs: number | undefined;
+  /** What the last failed attempt was, for `onRetry`; the attempt count. */
+  let cause: Pick<RetryHookInfo, 'reason' | 'status'> = { reason: 'connection', status: undefined };
+  let attempt = 1;
+  // Only keys that differ from ky's defaults (its backoffLimit is already Infinity: the cap is applied in `delay`,
+  // so a server's wait up to maxRetryAfterMs stands).
   return {
     limit: context.maxRetries,
-    methods: ['get', 'head', 'put', 'delete', 'options', 'trace', 'post', 'patch'],
-    statusCodes: RETRY_STATUS_CODES,
-    afterStatusCodes: RETRY_AFTER_STATUS_CODES,
-    maxRetryAfter: context.maxRetryAfterMs,
+    // ky asks `shouldRetry` only for a listed method: list this call's, which decides every case itself.
+    methods: [context.method.toLowerCase()],
     // Exponential backoff 0.5 s, 1 s, 2 s … capped at 8 s, with up to 25 % jitter so that many clients
-    // failing together do not come back together.
-    delay: (attempt) => 500 * 2 ** (attempt - 1),
-    backoffLimit: 8_000,
-    jitter: (delay) => delay * (1 - Math.random() * 0.25),
-    shouldRetry: ({ error }) => shouldRetry(error, context),
+    // failing together do not come back together. A wait the service asked for is kept to the millisecond.
+    delay: (attempt) => serverWaitMs ?? Math.min(BACKOFF_LIMIT_MS, 500 * 2 ** (attempt - 1)),
+    // ky calls this with the delay just before it waits: the one place the final wait is known.
+    jitter: (delay) => {
+      const delayMs = serverWaitMs === undefined ? delay * (1 - Math.random() * 0.25) : delay;
+      attempt++;
+      callHook(context.onRetry, () => ({ method: context.method, route: context.route, attempt, delayMs, ...cause }));
+      return delayMs;
+    },
+    shouldRetry: ({ error }) => {
+      const decision = shouldRetry(error, context);
+      serverWaitMs = decision.waitMs;
+      if (decision.retry && context.onRetry !== undefined) cause = causeOf(error, context.guards);
+      return decision.retry;
+    },
   };
 }
 
-/** `false`: stop; `true`: retry with backoff; `undefined`: retry as ky's defaults say (status / Retry-After). */
-export function shouldRetry(error: unknown, context: RetryContext): boolean | undefined {
-  if (context.signal?.aborted === true || !context.bodyReplayable) return false;
+const BACKOFF_LIMIT_MS = 8_000;
+
+function causeOf(error: unknown, { isHTTPError, isTimeoutError }: KyGuards): Pick<RetryHookInfo, 'reason' | 'status'> {
+  if (isHTTPError(error)) return { reason: 'status', status: error.response.status };
+  return { reason: isTimeoutError(error) ? 'timeout' : 'connection', status: undefined };
+}
+
+/** Whether to send the call again, and after how long when the service said (else the backoff applies). */
+export interface RetryDecision {
+  retry: boolean;
+  waitMs?: number | undefined;
+}
+
+/** The retry rules for one failed attempt. */
+export function shouldRetry(error: unknown, context: RetryContext): RetryDecision {
+  if (context.signal?.aborted === true || !context.bodyReplayable) return NO;
   const { isHTTPError, isTimeoutError } = context.guards;
   const resendable = IDEMPOTENT_METHODS.has(context.method) || context.hasIdempotencyKey;
   if (isHTTPError(error)) {
     const { status, headers } = error.response;
-    if (RETRY_AFTER_STATUS_CODES.includes(status)) {
-      const wait = retryAfterMs(headers);
-      if (wait !== undefined && wait > context.maxRetryAfterMs) return false;
-    }
+    if (!RETRY_STATUS_CODES.includes(status)) return NO;
     // A 429 means the service did not act on the request, so even a POST may be sent again.
-    if (status === 429) return undefined;
-    return resendable ? undefined : false;
+    if (status !== 429 && !resendable) return NO;
+    if (!RETRY_AFTER_STATUS_CODES.includes(status)) return YES;
+    const waitMs = retryAfterMs(headers);
+    if (waitMs === undefined) return YES;
+    // Longer than the caller will sit out: fail now with the wait on the error (RateLimitError.retryAfterMs).
+    return waitMs > context.maxRetryAfterMs ? NO : { retry: true, waitMs };
   }
   // A time-out may strike after the service acted: only a request safe to repeat is sent again.
-  if (isTimeoutError(error)) return resendable;
-  if (error instanceof ConnectionError) return resendable || requestNeverLeft(error);
-  return false;
+  if (isTimeoutError(error)) return resendable ? YES : NO;
+  if (error instanceof ConnectionError) return resendable || requestNeverLeft(error) ? YES : NO;
+  return NO;
 }
+
+const YES: RetryDecision = { retry: true };
+const NO: RetryDecision = { retry: false };
 
 /**
  * True when the cause chain of a connection failure holds a code proving that nothing was sent
@@ -89,21 +128,28 @@ export function requestNeverLeft(error: unknown, depth = 0): boolean {
 }
 
 /**
- * The wait the service asked for, in ms: `Retry-After` as delay-seconds or an HTTP date (RFC 9110 §10.2.3),
- * else `RateLimit-Reset` as delay-seconds (draft-ietf-httpapi-ratelimit-headers), read like ky reads them
- * (a number past 2024 is taken as an epoch timestamp). `undefined` when neither header is usable.
+ * The wait the service asked for, in ms: `Retry-After` as delay-seconds or an HTTP date (RFC 9110 §10.2.3), else
+ * `RateLimit-Reset` as delay-seconds (draft-ietf-httpapi-ratelimit-headers); a number of seconds past 2024 is
+ * taken as an epoch timestamp, as ky reads it. A value of neither form (`NaN`, `Infinity`, `1e400`, `-5`) is
+ * ignored, as if absent, so the normal backoff applies; a delay too large for a number (hundreds of digits) is
+ * `Infinity`, beyond any cap, so the call fails at once with `RateLimitError`.
  *
  * @example
  * retryAfterMs(new Headers({ 'retry-after': '2' })) // 2000
  */
 export function retryAfterMs(headers: Headers, now: number = Date.now()): number | undefined {
-  const value = headers.get('retry-after') ?? headers.get('ratelimit-reset');
-  if (value === null || value.trim() === '') return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) {
-    const ms = seconds * 1000;
-    return Math.max(0, ms >= Date.parse('2024-01-01') ? ms - now : ms);
+  const value = (headers.get('retry-after') ?? headers.get('ratelimit-reset'))?.trim();
+  if (value === undefined || value === '' || value.length > 1_000) return undefined;
+  if (DELAY_SECONDS.test(value)) {
+    const ms = Number(value) * 1000;
+    return Math.max(0, ms >= EPOCH_THRESHOLD_MS ? ms - now : ms);
   }
+  // An HTTP date names a weekday or a month (RFC 9110 §5.6.7); Date.parse alone would take "1e400" or "-5" too.
+  if (!/[a-z]{3}/i.test(value)) return undefined;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
+
+/** delay-seconds: digits (a fraction tolerated, as ky reads it). */
+const DELAY_SECONDS = /^\d+(?:\.\d+)?$/;
+const EPOCH_THRESHOLD_MS = Date.parse('2024-01-01');

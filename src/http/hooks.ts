@@ -1,0 +1,85 @@
+/**
+ * `onRequest`, `onResponse` and `onRetry`: callbacks to count, log or sample calls without a custom fetch. Each gets
+ * a read-only view built only when the hook is set; none holds the Authorization header or any token, and a hook
+ * that throws (or rejects) never breaks the call.
+ */
+
+/** What `onRequest` sees of an attempt about to be sent. */
+export interface RequestHookInfo {
+  /** `GET`, `POST` … */
+  readonly method: string;
+  /** The full URL, query included. */
+  readonly url: string;
+  /** The route template (`/posts/{id}`). */
+  readonly route: string;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+  /** The request headers, without `authorization`. */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** What `onResponse` sees of an answer. */
+export interface ResponseHookInfo {
+  /** `GET`, `POST` … */
+  readonly method: string;
+  /** The full URL, query included. */
+  readonly url: string;
+  /** The route template (`/posts/{id}`). */
+  readonly route: string;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+  /** The HTTP status of the answer. */
+  readonly status: number;
+  /** The answer's headers. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** `x-request-id`, when the service sent one. */
+  readonly requestId: string | undefined;
+  /** From sending to the whole body read, in ms. */
+  readonly durationMs: number;
+}
+
+/** What `onRetry` sees before the SDK waits and sends a call again. */
+export interface RetryHookInfo {
+  /** `GET`, `POST` … */
+  readonly method: string;
+  /** The route template (`/posts/{id}`). */
+  readonly route: string;
+  /** The attempt about to be made: 2 for the first retry. */
+  readonly attempt: number;
+  /** How long the SDK waits before it, in ms (the service's `Retry-After`, or the backoff). */
+  readonly delayMs: number;
+  /** Why: an HTTP status (`status` set), a time-out, or a connection failure. */
+  readonly reason: 'status' | 'timeout' | 'connection';
+  /** The HTTP status that caused the retry, when `reason` is `status`. */
+  readonly status: number | undefined;
+}
+
+/** The hook options of `PostSchedOptions`. */
+export interface Hooks {
+  /** Called before each attempt is sent. */
+  onRequest?: ((info: RequestHookInfo) => void) | undefined;
+  /** Called when an attempt got an answer (any status), after its body was read. */
+  onResponse?: ((info: ResponseHookInfo) => void) | undefined;
+  /** Called before a retry, with the wait. */
+  onRetry?: ((info: RetryHookInfo) => void) | undefined;
+}
+
+/** Calls `hook` with `info`; a throw or a rejection is swallowed: observing a call never changes it. */
+export function callHook<T>(hook: ((info: T) => unknown) | undefined, info: () => T): void {
+  if (hook === undefined) return;
+  try {
+    const result = hook(Object.freeze(info())) as { then?: unknown } | undefined;
+    if (typeof result?.then === 'function') (result as Promise<unknown>).then(undefined, () => undefined);
+  } catch {
+    // a hook's failure is its own
+  }
+}
+
+/** Headers as a frozen plain object, without `authorization`. */
+export function headersView(headers: Headers): Readonly<Record<string, string>> {
+  const view: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    if (name !== 'authorization') view[name] = value;
+  });
+  return Object.freeze(view);
+}

@@ -1,0 +1,74 @@
+/**
+ * Calls to endpoints the SDK does not model (the spec: "Full list of operations: not shown"): `client.get(path)` and
+ * its siblings build a `RequestSpec` for the same pipeline as the typed methods, so auth, refresh-on-401, retries,
+ * time-outs and typed errors all apply. Only paths under the base URL are accepted: the bearer token must never
+ * travel to another host.
+ */
+import { invalidOption } from '../invalid-option.js';
+import type { RequestOptions, RequestSpec, WriteRequestOptions } from './request.js';
+
+/** Query parameters of a raw call; `undefined` values are left out. */
+export type RawQuery = Record<string, string | number | boolean | undefined>;
+
+/** Options of `client.get` (and every raw call): the request options, a query, and how to read the answer. */
+export interface RawRequestOptions<T = unknown> extends RequestOptions {
+  /** Query parameters: `{ status: 'active', limit: 10 }`. */
+  query?: RawQuery;
+  /**
+   * Checks and types the parsed JSON answer (throw to refuse it); without it the answer is returned as parsed, as
+   * `unknown` unless you name a type. An empty answer (204) is `undefined`.
+   *
+   * @example
+   * parse: (body) => WebhookEndpointSchema.parse(body) // zod, valibot, or a hand-written check
+   */
+  parse?: (body: unknown) => T;
+}
+
+/** Options of `client.post`, `put`, `patch` and `delete`: also a JSON body and an idempotency key. */
+export interface RawWriteOptions<T = unknown> extends RawRequestOptions<T>, WriteRequestOptions {
+  /** Sent as JSON (`content-type: application/json`). */
+  body?: unknown;
+}
+
+const DOT_SEGMENTS = new Set(['.', '..', '%2e', '.%2e', '%2e.', '%2e%2e']);
+
+/**
+ * `path` as a path relative to the base URL, without its leading `/`. Refused: absolute URLs and anything else
+ * that would leave the base URL (`//host`, a backslash, `.` / `..` segments, percent-encoded or not), control
+ * characters, and `?` / `#` (the query goes in `query`).
+ */
+export function relativePath(path: unknown): string {
+  if (typeof path !== 'string' || path.replace(/^\/+/, '') === '') {
+    invalidOption('path', 'must be a non-empty path relative to the base URL, such as "/webhook-endpoints".');
+  }
+  if (/^[a-z][a-z\d+.-]*:/i.test(path) || path.startsWith('//') || path.includes('\\')) {
+    invalidOption('path', 'must be a path relative to the base URL, not a URL: calls never go to another host.');
+  }
+  if (/[\u0000-\u0020\u007f]/.test(path)) invalidOption('path', 'cannot hold spaces or control characters: encode them (encodeURIComponent).');
+  if (path.includes('?') || path.includes('#')) invalidOption('path', 'cannot hold "?" or "#": pass query parameters as `query`.');
+  const relative = path.replace(/^\//, '');
+  if (relative.split('/').some((segment) => DOT_SEGMENTS.has(segment.toLowerCase()))) {
+    invalidOption('path', 'cannot hold "." or ".." segments: they would leave the base URL\'s path.');
+  }
+  return relative;
+}
+
+/** The pipeline's description of a raw call. */
+export function rawSpec<T>(method: RequestSpec<T>['method'], path: unknown, options: RawWriteOptions<T> = {}): RequestSpec<T> {
+  const relative = relativePath(path);
+  const { query, parse, body, ...requestOptions } = options;
+  return {
+    method,
+    path: relative,
+    // The path as given is the only template there is: ids in it are not recognised.
+    route: `/${relative}`,
+    ...(query === undefined ? {} : { query }),
+    ...(body === undefined ? {} : { json: body }),
+    parse: parse ?? identity,
+    options: requestOptions,
+  } as RequestSpec<T>;
+}
+
+function identity<T>(body: unknown): T {
+  return body as T;
+}
