@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { defineConfig, type Options } from 'tsup';
+
+const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
 
 // Entry names are the public entry points of package.json "exports"; the `*.node` variants differ only in
 // the webhook HMAC backend (node:crypto instead of Web Crypto).
@@ -19,9 +22,12 @@ const entry = {
  */
 const bundled = ['ky', 'oauth4webapi', 'zod'];
 
-const common: Options = { entry, dts: true, sourcemap: false, target: 'es2022', treeshake: true };
+// The SDK's version, written into the User-Agent (src/http/user-agent.ts) at build time, not read from disk at run time.
+const common: Options = { entry, dts: true, sourcemap: false, target: 'es2022', treeshake: true, define: { __SDK_VERSION__: JSON.stringify(version) } };
 
 export default defineConfig([
   { ...common, format: 'esm', splitting: true, clean: true, noExternal: bundled },
   { ...common, format: 'cjs', noExternal: bundled },
+  // The `postsched` executable (package.json "bin"): Node only, ESM, no types; its hashbang makes tsup mark it executable.
+  { ...common, entry: { 'cli/index': 'src/cli/index.ts' }, dts: false, format: 'esm', platform: 'node', splitting: false, noExternal: bundled },
 ]);

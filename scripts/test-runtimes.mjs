@@ -1,6 +1,11 @@
 #!/usr/bin/env node
 // The runtime matrix on what we publish: build, `npm pack`, install the tarball into a fresh project made from
-// test/runtimes/smoke/, then run its smoke.mjs under Node 20 (this node), Node 22, Node 24, Bun and Deno.
+// test/runtimes/smoke/, then run its smoke.mjs under Node 20 (this node), Node 22, Node 24, Bun and Deno (all of
+// which resolve the `node` export condition), and the default, Web Crypto entry in the edge: worker.mjs bundled as
+// wrangler bundles for workerd and as Next.js bundles for Vercel's edge-runtime, and served by Deno and Bun with
+// `--conditions=worker` (edge.mjs drives each against the fake service on 127.0.0.1; examples/webhooks-cloudflare.ts
+// runs beside it in workerd). Runtimes come from npm
+// (scripts/install-runtimes.sh, cached in .tmp/runtimes).
 // Node 20 also compiles check.ts/check.cts with tsc (node16 and bundler resolution); Deno also runs `deno check`.
 // Prints one line per runtime and `N passed, M failed`; exits 1 if any runtime failed.
 //
@@ -8,11 +13,12 @@
 //   npm run test:runtimes -- --no-build    use the dist/ already built (CI builds once)
 //   npm run test:runtimes -- --keep        keep the smoke project (its path is printed)
 import { execFile as execFileCb } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { build as esbuild } from 'esbuild';
 
 const execFile = promisify(execFileCb);
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -53,6 +59,7 @@ const version = (pkg) => JSON.parse(readFileSync(join(root, 'node_modules', pkg,
 
 // 1. The tarball, exactly as `npm publish` would send it.
 if (!args.has('--no-build')) await must('build', 'npm', ['run', 'build']);
+mkdirSync(join(root, '.tmp'), { recursive: true }); // a fresh clone has no .tmp/ yet
 const packed = JSON.parse(await must('npm pack', 'npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', '.tmp']));
 const tarball = join(root, '.tmp', packed[0].filename);
 
@@ -78,7 +85,49 @@ await must(`npm install (tarball, typescript ${version('typescript')})`, 'npm', 
   '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error',
 ], { cwd: smoke });
 
-// 4. The matrix. tsc runs while the runtimes do (its result does not depend on the engine running it).
+// 4. The edge app, bundled from the installed tarball as each runtime's bundler does: no `node` condition, so a
+//    bundle that pulled in the Node entry (or any `node:` import) fails here or in the runtime.
+cpSync(join(root, 'examples/webhooks-cloudflare.ts'), join(smoke, 'webhooks-cloudflare.ts')); // as a user copies it
+const sdkEntries = 'dist/index.js,dist/webhooks/index.js';
+const edgeBundles = [
+  // wrangler: esbuild, browser platform, conditions workerd > worker > browser; an ES module worker.
+  { file: 'worker.workerd.js', conditions: ['workerd', 'worker', 'browser'], format: 'esm', entryPoints: ['worker.mjs'] },
+  // examples/webhooks-cloudflare.ts, deployed beside it in the same workerd.
+  {
+    file: 'example.workerd.js',
+    conditions: ['workerd', 'worker', 'browser'],
+    format: 'esm',
+    entryPoints: ['webhooks-cloudflare.ts'],
+    holds: 'dist/webhooks/index.js',
+  },
+  // Next.js edge routes: conditions edge-light > worker > browser; edge-runtime evaluates a script with a fetch listener.
+  {
+    file: 'worker.edge.js',
+    conditions: ['edge-light', 'worker', 'browser'],
+    format: 'iife',
+    stdin: {
+      contents: "import worker from './worker.mjs'; addEventListener('fetch', (e) => e.respondWith(worker.fetch(e.request)));",
+      resolveDir: smoke,
+    },
+  },
+];
+const bundledEntry = {};
+for (const { file, holds = sdkEntries, ...options } of edgeBundles) {
+  const t = Date.now();
+  const result = await esbuild({
+    ...options, absWorkingDir: smoke, bundle: true, platform: 'browser', outfile: join(smoke, file), metafile: true, logLevel: 'error',
+  }).catch((error) => ({ error }));
+  const sdkFiles = result.error ? [] : Object.keys(result.metafile.inputs).filter((f) => f.includes('@postsched/sdk/dist/'));
+  const entries = sdkFiles.map((f) => f.slice(f.indexOf('dist/'))).filter((f) => /^dist\/(webhooks\/)?(index|node)\./.test(f));
+  if (result.error || entries.sort().join() !== holds) {
+    console.error(`test:runtimes: bundling ${file} failed${result.error ? `\n${result.error.message}` : `: it holds ${entries.join(', ')}`}`);
+    process.exit(1);
+  }
+  bundledEntry[file] = `${entries.join(' + ')} (bundled: ${options.conditions.join(', ')})`;
+  console.log(`  bundle ${file} (${seconds(t)})`);
+}
+
+// 5. The matrix. tsc runs while the runtimes do (its result does not depend on the engine running it).
 const tsc = join(smoke, 'node_modules/typescript/bin/tsc');
 const types = Promise.all(
   ['node16', 'bundler'].map(async (mode) => {
@@ -93,6 +142,11 @@ const matrix = [
   { name: 'node24', cmd: runtimes.node24, argv: ['smoke.mjs'] },
   { name: 'bun', cmd: runtimes.bun, argv: ['smoke.mjs'] },
   { name: 'deno', cmd: runtimes.deno, argv: ['run', '-A', '--cached-only', 'smoke.mjs'], denoCheck: true },
+  // The default (Web Crypto) entry: in workerd and edge-runtime as bundled above, in Bun and Deno as resolved.
+  { name: 'bun-web', cmd: process.execPath, argv: ['edge.mjs', 'bun', runtimes.bun], edge: true },
+  { name: 'deno-web', cmd: process.execPath, argv: ['edge.mjs', 'deno', runtimes.deno], edge: true },
+  { name: 'workerd', cmd: process.execPath, argv: ['edge.mjs', 'workerd', runtimes.workerd], edge: 'worker.workerd.js' },
+  { name: 'edge-runtime', cmd: process.execPath, argv: ['edge.mjs', 'edge-runtime', runtimes['edge-runtime']], edge: 'worker.edge.js' },
 ];
 
 console.log('');
@@ -107,7 +161,8 @@ for (const entry of matrix) {
     problems.push(result.out.trim().split('\n').slice(-15).join('\n'));
   } else {
     const r = JSON.parse(line.slice('SMOKE_RESULT '.length));
-    summary = `${r.runtime.padEnd(13)} esm ${r.esm}, cjs ${r.cjs}, fake on ${r.server}, ${r.checks.length} checks`;
+    const loaded = entry.edge ? `default entry ${r.entry ?? bundledEntry[entry.edge]}` : `esm ${r.esm}, cjs ${r.cjs}`;
+    summary = `${r.runtime.padEnd(18)} ${loaded}, fake on ${r.server}, ${r.checks.length} checks`;
   }
   if (entry.denoCheck) {
     const check = await run(entry.cmd, ['check', '--cached-only', 'check.ts'], { cwd: smoke });
@@ -122,7 +177,7 @@ for (const entry of matrix) {
   }
   const ok = problems.length === 0;
   if (ok) passed += 1;
-  console.log(`${ok ? 'ok  ' : 'FAIL'} ${entry.name.padEnd(7)} ${seconds(t).padStart(6)}  ${summary}`);
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${entry.name.padEnd(12)} ${seconds(t).padStart(6)}  ${summary}`);
   for (const problem of problems) console.log(problem.replace(/^/gm, '       | '));
 }
 

@@ -6,7 +6,13 @@ import { ValidationError } from './errors.js';
 import { checkBaseUrl } from './base-url.js';
 import { toTokenSource, type Auth } from './http/auth.js';
 import type { Logger } from './http/logger.js';
-import { Pipeline, type HeadersInput } from './http/request.js';
+import type { APIPromise } from './http/api-promise.js';
+import { checkedHeaders } from './http/headers.js';
+import type { Hooks } from './http/hooks.js';
+import { rawSpec, type RawRequestOptions, type RawWriteOptions } from './http/raw.js';
+import { Pipeline, type HeadersInput, type RequestOptions } from './http/request.js';
+import { userAgent, type AppInfo } from './http/user-agent.js';
+import { Paginator, pageParser, type ListParams } from './resources/pagination.js';
 import { Accounts } from './resources/accounts.js';
 import { Analytics } from './resources/analytics.js';
 import { Media } from './resources/media.js';
@@ -16,13 +22,18 @@ import { inspectAs } from './oauth/inspect.js';
 
 export type { Auth } from './http/auth.js';
 export type { Logger } from './http/logger.js';
-export { APIPromise, type WithResponse } from './http/api-promise.js';
+export { APIPromise, type PipelineResult, type WithResponse } from './http/api-promise.js';
+export type { Hooks, RequestHookInfo, ResponseHookInfo, RetryHookInfo } from './http/hooks.js';
+export type { RawQuery, RawRequestOptions, RawWriteOptions } from './http/raw.js';
+export type { RateLimitInfo } from './http/rate-limit.js';
+export { REQUEST_CHANNEL, type RequestTrace } from './http/tracing.js';
+export { SDK_VERSION, type AppInfo } from './http/user-agent.js';
 export type { HeadersInput, RequestOptions, WriteRequestOptions } from './http/request.js';
 export type { UploadFile, UploadProgress, NodeReadableLike } from './http/multipart.js';
 export { retryAfterMs } from './http/retry.js';
 
 /** Options of `new PostSched(…)`. */
-export interface PostSchedOptions {
+export interface PostSchedOptions extends Hooks {
   /** The service's base URL, with any version prefix: `https://api.example.com/v1`. */
   baseUrl: string | URL;
   /** A `TokenManager`, a fixed access token, or a function returning one. */
@@ -36,13 +47,36 @@ export interface PostSchedOptions {
    * call fails at once with a `RateLimitError` carrying the wait. Default 60 000.
    */
   maxRetryAfterMs?: number;
+  /**
+   * The most of an answer's body the SDK reads, in bytes, counted after decompression. A larger answer fails
+   * with `ResponseTooLargeError` and the connection is dropped, so a broken or hostile server cannot exhaust
+   * memory. Default 33 554 432 (32 MiB); a page of posts is a few KB.
+   */
+  maxResponseBytes?: number;
   /** Any Fetch-compatible function (tests, proxies, edge runtimes). Default: the global `fetch`. */
   fetch?: (input: Request, init?: RequestInit) => Promise<Response>;
   /** Gets one debug line per attempt (method, path, status, duration, retry); never headers or tokens. */
   logger?: Logger;
-  /** Headers added to every request. `Authorization` is always the SDK's. */
+  /** Headers added to every request. `Authorization` is always the SDK's; a `User-Agent` here replaces the SDK's. */
   headers?: HeadersInput;
+  /**
+   * Your app, appended to the SDK's `User-Agent` (`postsched-sdk/0.1.0 node/22.12.0 MyApp/1.2.3 (+https://…)`), so
+   * the service's operators can tell your traffic apart.
+   */
+  appInfo?: AppInfo;
 }
+
+/** What `client.withOptions(…)` may change: everything but the base URL and the auth, which the copy shares. */
+export type PostSchedOverrides = Omit<PostSchedOptions, 'baseUrl' | 'auth'>;
+
+/** Options of `client.paginate`: the list options, a query, and how to read each item. */
+export interface RawListOptions<T = unknown> extends ListParams, Omit<RawRequestOptions, 'parse'> {
+  /** Checks and types each item of `data` (throw to refuse it); without it items are returned as parsed. */
+  parseItem?: (item: unknown) => T;
+}
+
+/** Default `maxResponseBytes`: 32 MiB, thousands of times a page of posts, far below what would hurt a process. */
+const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 /** `setTimeout`'s ceiling (ky refuses more). */
 const MAX_TIMEOUT_MS = 2_147_483_647;
@@ -67,6 +101,8 @@ export class PostSched {
   /** Post-level analytics. */
   readonly analytics: Analytics;
   readonly #baseUrl: string;
+  readonly #options: PostSchedOptions;
+  readonly #pipeline: Pipeline;
 
   constructor(options: PostSchedOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -74,22 +110,120 @@ export class PostSched {
     }
     // https only (bearer tokens travel with every request), loopback http for development and tests.
     this.#baseUrl = checkBaseUrl(options.baseUrl).href;
+    this.#options = options;
+    const headers = checkedHeaders(options.headers, 'headers');
+    const agent = userAgent(options.appInfo);
+    if (agent !== undefined && !headers.has('user-agent')) headers.set('user-agent', agent);
     const pipeline = new Pipeline({
       baseUrl: this.#baseUrl,
       tokens: toTokenSource(options.auth),
       timeoutMs: checkNumber(options.timeoutMs, 'timeoutMs', 30_000, 1, MAX_TIMEOUT_MS),
       maxRetries: checkNumber(options.maxRetries, 'maxRetries', 2, 0, 10),
       maxRetryAfterMs: checkNumber(options.maxRetryAfterMs, 'maxRetryAfterMs', 60_000, 0, MAX_TIMEOUT_MS),
+      maxResponseBytes: checkNumber(options.maxResponseBytes, 'maxResponseBytes', DEFAULT_MAX_RESPONSE_BYTES, 1, Number.MAX_SAFE_INTEGER),
       // Looked up per call, so a fetch patched after the client was built (msw, tracing) is used.
       fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
       logger: options.logger,
-      headers: new Headers(options.headers),
+      headers,
+      hooks: { onRequest: hook(options.onRequest, 'onRequest'), onResponse: hook(options.onResponse, 'onResponse'), onRetry: hook(options.onRetry, 'onRetry') },
     });
+    this.#pipeline = pipeline;
     this.posts = new Posts(pipeline);
     this.accounts = new Accounts(pipeline);
     this.media = new Media(pipeline);
     this.analytics = new Analytics(pipeline);
     inspectAs(this, () => `PostSched { baseUrl: '${this.#baseUrl}' }`);
+  }
+
+  /**
+   * A copy of this client with some options changed (a shorter time-out, no retries, extra headers, other hooks),
+   * sharing the base URL and the auth (the same TokenManager, so one refresh serves both). Cheap: make one per
+   * request if you like. Headers are merged, a name given here replacing the original's.
+   *
+   * @example
+   * const fast = client.withOptions({ timeoutMs: 2_000, maxRetries: 0 })
+   * await fast.posts.get('post_1')
+   */
+  withOptions(overrides: PostSchedOverrides): PostSched {
+    if (typeof overrides !== 'object' || overrides === null) invalidOption('overrides', 'must be an object of client options.');
+    const headers = checkedHeaders(this.#options.headers, 'headers');
+    if (overrides.headers !== undefined) checkedHeaders(overrides.headers, 'headers').forEach((value, name) => headers.set(name, value));
+    return new PostSched({ ...this.#options, ...overrides, headers, baseUrl: this.#baseUrl, auth: this.#options.auth });
+  }
+
+  /**
+   * GET an endpoint the SDK does not cover yet, through the same pipeline (auth, refresh on 401, retries,
+   * time-outs, typed errors). `path` is relative to the base URL, with or without a leading `/`; absolute URLs
+   * and other hosts are refused.
+   *
+   * @example
+   * const endpoints = await client.get<{ data: WebhookEndpoint[] }>('/webhook-endpoints', { query: { limit: 10 } })
+   */
+  get<T = unknown>(path: string, options?: RawRequestOptions<T>): APIPromise<T> {
+    return this.#pipeline.request(() => rawSpec<T>('GET', path, options));
+  }
+
+  /**
+   * POST to an endpoint the SDK does not cover yet; `body` is sent as JSON. Retried only with an `idempotencyKey`
+   * (or after a 429, or when the request never left), like every write.
+   *
+   * @example
+   * await client.post('/webhook-endpoints', { body: { url: 'https://app.example/hooks' }, idempotencyKey: crypto.randomUUID() })
+   */
+  post<T = unknown>(path: string, options?: RawWriteOptions<T>): APIPromise<T> {
+    return this.#pipeline.request(() => rawSpec<T>('POST', path, options));
+  }
+
+  /**
+   * PUT to an endpoint the SDK does not cover yet (idempotent: retried like a GET).
+   *
+   * @example
+   * await client.put('/webhook-endpoints/we_1', { body: { url: 'https://app.example/hooks' } })
+   */
+  put<T = unknown>(path: string, options?: RawWriteOptions<T>): APIPromise<T> {
+    return this.#pipeline.request(() => rawSpec<T>('PUT', path, options));
+  }
+
+  /**
+   * PATCH an endpoint the SDK does not cover yet (retried only with an `idempotencyKey`).
+   *
+   * @example
+   * await client.patch('/webhook-endpoints/we_1', { body: { enabled: false } })
+   */
+  patch<T = unknown>(path: string, options?: RawWriteOptions<T>): APIPromise<T> {
+    return this.#pipeline.request(() => rawSpec<T>('PATCH', path, options));
+  }
+
+  /**
+   * DELETE on an endpoint the SDK does not cover yet (idempotent: retried like a GET).
+   *
+   * @example
+   * await client.delete('/webhook-endpoints/we_1')
+   */
+  delete<T = unknown>(path: string, options?: RawWriteOptions<T>): APIPromise<T> {
+    return this.#pipeline.request(() => rawSpec<T>('DELETE', path, options));
+  }
+
+  /**
+   * Walks a cursor-paginated list the SDK does not cover yet, as its own lists are walked (`?limit=&cursor=` in,
+   * `{ data, next_cursor }` out): `for await`, `.pages()`, `{ limit }`, `.toArray()`.
+   *
+   * @example
+   * for await (const endpoint of client.paginate<WebhookEndpoint>('/webhook-endpoints', { pageSize: 50 })) console.log(endpoint)
+   */
+  paginate<T = unknown>(path: string, options: RawListOptions<T> = {}): Paginator<T> {
+    const { limit, pageSize, query, parseItem, ...requestOptions } = options;
+    const parsePage = pageParser<unknown>('a page');
+    const parse = parseItem === undefined ? parsePage : (body: unknown) => {
+      const page = parsePage(body);
+      return { ...page, data: page.data.map((item) => parseItem(item)) };
+    };
+    const base = rawSpec<unknown>('GET', path);
+    return new Paginator<T>(
+      (pageQuery, opts) => this.#pipeline.request({ ...base, query: { ...query, ...pageQuery }, parse, options: opts }) as never,
+      { ...(limit === undefined ? {} : { limit }), ...(pageSize === undefined ? {} : { pageSize }) },
+      requestOptions as RequestOptions,
+    );
   }
 
   /** Only the base URL: the auth (a token, or a manager holding a refresh token) never shows. */
@@ -99,6 +233,11 @@ export class PostSched {
   } {
     return { baseUrl: this.#baseUrl };
   }
+}
+
+function hook<T extends (info: never) => void>(value: T | undefined, name: string): T | undefined {
+  if (value !== undefined && typeof value !== 'function') invalidOption(name, 'must be a function.');
+  return value;
 }
 
 function checkNumber(value: number | undefined, name: string, fallback: number, min: number, max: number): number {

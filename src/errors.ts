@@ -5,6 +5,8 @@
  * `ValidationError`, `ResponseValidationError`). No error ever holds a token, secret, code or verifier.
  */
 import { ERROR_ID, PostSchedError } from './base-error.js';
+import { parseRateLimit, type RateLimitInfo } from './http/rate-limit.js';
+import { scrub, scrubSecrets, scrubValue } from './scrub.js';
 
 export { ERROR_ID, PostSchedError };
 
@@ -33,6 +35,30 @@ export class APIError extends PostSchedError {
     this.headers = headers;
     this.body = body;
     this.requestId = requestId;
+  }
+}
+
+/**
+ * 3xx: the service answered with a redirect. API calls never follow one: it would carry your headers and your
+ * writes to another address (and a 303 would turn a create into a GET). A moved API means a new `baseUrl`.
+ * In a browser the target is hidden (`location` is then `undefined`).
+ */
+export class RedirectError extends APIError {
+  static override readonly [ERROR_ID]: string = 'RedirectError';
+  /** Where the service redirected to (`Location`, resolved against the request URL when relative). */
+  readonly location: string | undefined;
+
+  constructor(status: number, body: unknown, headers: Headers, message?: string) {
+    const location = headers.get('location') ?? undefined;
+    super(
+      status,
+      body,
+      headers,
+      message ??
+        `${status} redirect${location === undefined ? '' : ` to ${scrub(location.slice(0, 500))}`}: the SDK does not follow redirects of ` +
+          'API calls, which would send your headers and writes to another address. If the API moved, set `baseUrl` to its new address.',
+    );
+    this.location = location;
   }
 }
 
@@ -65,7 +91,8 @@ export class PermissionDeniedError extends APIError {
       message ??
         (missingScope === undefined
           ? undefined
-          : describeWithHint(status, body, headers, `The access token lacks the scope "${missingScope}": authorize the user again with it.`)),
+          : // The service's own words (often the same advice) stay on `body`: the message says it once.
+            statusLine(status, `the access token lacks the "${missingScope}" scope; authorize the user again, asking for it`, headers.get('x-request-id') ?? undefined)),
     );
     this.missingScope = missingScope;
   }
@@ -94,6 +121,8 @@ export class RateLimitError extends APIError {
   static override readonly [ERROR_ID]: string = 'RateLimitError';
   /** How long the service asked to wait (`Retry-After` / `RateLimit-Reset`), in ms, when it said. */
   readonly retryAfterMs: number | undefined;
+  /** What the answer's `RateLimit-*` / `X-RateLimit-*` headers said (limit, remaining, reset), when it sent them. */
+  readonly rateLimit: RateLimitInfo | undefined;
 
   constructor(status: number, body: unknown, headers: Headers, message?: string, retryAfterMs?: number) {
     super(
@@ -106,6 +135,7 @@ export class RateLimitError extends APIError {
           : describeWithHint(status, body, headers, `The service asked to wait ${Math.ceil(retryAfterMs / 1000)} s before the next request.`)),
     );
     this.retryAfterMs = retryAfterMs;
+    this.rateLimit = parseRateLimit(headers);
   }
 }
 
@@ -120,6 +150,25 @@ export class InternalServerError extends APIError {
  */
 export class ConnectionError extends PostSchedError {
   static override readonly [ERROR_ID]: string = 'ConnectionError';
+}
+
+/**
+ * The answer's body was larger than the SDK reads: `maxResponseBytes` of the client (API calls) or the fixed
+ * limit of token answers, counted after decompression. Reading stopped at the limit and the connection was
+ * dropped, so memory stays bounded whatever the server sends.
+ */
+export class ResponseTooLargeError extends PostSchedError {
+  static override readonly [ERROR_ID]: string = 'ResponseTooLargeError';
+  /** The limit that was reached, in bytes. */
+  readonly limitBytes: number;
+  /** The HTTP status of the answer whose body was too large. */
+  readonly status: number;
+
+  constructor(limitBytes: number, status: number, hint = 'If the service really sends answers this large, raise `maxResponseBytes` on the client.') {
+    super(`The answer (HTTP ${status}) has a body larger than ${limitBytes} bytes, the most the SDK reads; reading stopped there. ${hint}`);
+    this.limitBytes = limitBytes;
+    this.status = status;
+  }
 }
 
 /** The service did not answer within the time-out (per attempt). */
@@ -174,9 +223,15 @@ export function makeAPIError(
   status: number,
   body: unknown,
   headers: Headers,
-  options: { message?: string; retryAfterMs?: number } = {},
+  options: { message?: string; retryAfterMs?: number; secrets?: readonly string[] } = {},
 ): APIError {
-  const { message, retryAfterMs } = options;
+  const { message, retryAfterMs, secrets = [] } = options;
+  // A server may echo the request's credentials in its answer: they never reach the error, its body or its headers.
+  if (secrets.length > 0) {
+    body = scrubValue(body, secrets);
+    headers = scrubHeaders(headers, secrets);
+  }
+  if (status === 0 || (status >= 300 && status < 400)) return new RedirectError(status, body, headers, message);
   switch (status) {
     case 400:
       return new BadRequestError(status, body, headers, message);
@@ -199,6 +254,16 @@ export function makeAPIError(
   }
 }
 
+/** `headers` itself when no value holds a secret, else a copy with the secrets cut out. */
+function scrubHeaders(headers: Headers, secrets: readonly string[]): Headers {
+  let dirty = false;
+  headers.forEach((value) => (dirty ||= scrubSecrets(value, secrets) !== value));
+  if (!dirty) return headers;
+  const copy = new Headers();
+  headers.forEach((value, name) => copy.append(name, scrubSecrets(value, secrets)));
+  return copy;
+}
+
 /** The default message of an answer, then what the caller should do about it. */
 function describeWithHint(status: number, body: unknown, headers: Headers, hint: string): string {
   return `${describeAPIError(status, body, headers.get('x-request-id') ?? undefined)} ${hint}`;
@@ -206,9 +271,14 @@ function describeWithHint(status: number, body: unknown, headers: Headers, hint:
 
 /** "404 Not Found: post p_1 does not exist (request req_42)": the service's own words when it gave some. */
 function describeAPIError(status: number, body: unknown, requestId: string | undefined): string {
-  const detail = serviceMessage(body);
-  const suffix = requestId === undefined ? '' : ` (request ${requestId})`;
-  return `${status} ${STATUS_TEXT[status] ?? 'Error'}${detail === undefined ? '' : `: ${detail}`}${suffix}`;
+  return statusLine(status, serviceMessage(body), requestId);
+}
+
+/** "<status> <text>[: detail][ (request id)]". */
+function statusLine(status: number, detail: string | undefined, requestId: string | undefined): string {
+  // Both come from the server: credential-shaped parts redacted, control characters escaped (no forged log lines).
+  const suffix = requestId === undefined ? '' : ` (request ${scrub(requestId.slice(0, 200))})`;
+  return `${status} ${STATUS_TEXT[status] ?? 'Error'}${detail === undefined ? '' : `: ${scrub(detail)}`}${suffix}`;
 }
 
 /** The human part of an error body: `{error:{message}}`, `{message}`, `{error_description}` or `{error}`. */

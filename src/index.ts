@@ -4,4 +4,4 @@
  * webhook HMAC backend.
  */
 export * from './main.js';
-export * from './webhooks/index.js';
+export * from './webhooks/verifier.js'; // the verifier; createWebhookHandler is in @postsched/sdk/webhooks

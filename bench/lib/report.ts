@@ -12,6 +12,15 @@ export interface Row {
   note?: string;
 }
 
+/** One target and what decided it: a ratio measured in the same run, never an absolute time alone. */
+export interface Verdict {
+  /** The target, e.g. "posts.get ≤ 1.05x a plain ky GET (median latency)". */
+  target: string;
+  /** What was measured against it, e.g. "1.39x". */
+  measured: string;
+  met: boolean | undefined;
+}
+
 export interface Section {
   title: string;
   /** What the numbers are and how they were taken. */
@@ -22,6 +31,13 @@ export interface Section {
   target: string;
   /** `true` met, `false` missed, `undefined` when it could not be decided. */
   met: boolean | undefined;
+  /**
+   * One line per target, each with the ratio that decided it; when given, they replace `target` and `met` in
+   * the output (`met` should be their conjunction).
+   */
+  verdicts?: Verdict[];
+  /** The 1-minute load average when the section was measured (bench/run.ts fills it in when absent). */
+  loadAverage?: number;
   notes?: string[];
 }
 
@@ -31,7 +47,9 @@ export function toMarkdown(sections: Section[], header: string): string {
     out.push(`## ${s.title}`, '', s.method, '');
     out.push(`| Contender | ${s.unit} | Ratio | Note |`, '|---|---:|---:|---|');
     for (const r of s.rows) out.push(`| ${r.name} | ${r.value} | ${r.ratio ?? ''} | ${r.note ?? ''} |`);
-    out.push('', `**Target:** ${s.target} — **${verdict(s.met)}**`, '');
+    out.push('');
+    for (const line of verdictLines(s)) out.push(`${line}  `);
+    out.push('');
     for (const n of s.notes ?? []) out.push(`- ${n}`);
     if ((s.notes ?? []).length > 0) out.push('');
   }
@@ -40,15 +58,29 @@ export function toMarkdown(sections: Section[], header: string): string {
 
 export function toConsole(s: Section): string {
   const w = Math.max(...s.rows.map((r) => r.name.length), 10);
-  const lines = [`\n${s.title}  [${verdict(s.met)}: ${s.target}]`];
+  const lines = [`\n${s.title}`];
   for (const r of s.rows) {
     lines.push(`  ${r.name.padEnd(w)}  ${r.value.padStart(16)}  ${(r.ratio ?? '').padStart(8)}  ${r.note ?? ''}`);
   }
+  for (const line of verdictLines(s)) lines.push(`  ${line.replaceAll('**', '')}`);
+  for (const note of s.notes ?? []) lines.push(`  - ${note}`);
   return lines.join('\n');
+}
+
+/** Each verdict as one line: the target, what was measured, met or MISSED, and the load it was measured under. */
+export function verdictLines(s: Section): string[] {
+  const load = s.loadAverage === undefined ? '' : `; load average ${s.loadAverage.toFixed(2)}`;
+  if (s.verdicts === undefined) return [`**Target:** ${s.target} — **${verdict(s.met)}**${load ? ` (${load.slice(2)})` : ''}`];
+  return s.verdicts.map((v) => `**Target:** ${v.target} — measured ${v.measured}: **${verdict(v.met)}** (same run${load})`);
 }
 
 function verdict(met: boolean | undefined): string {
   return met === undefined ? 'not decided' : met ? 'met' : 'MISSED';
+}
+
+/** A verdict that is met when `ratio` is on the right side of `limit`. */
+export function ratioVerdict(target: string, ratio: number, limit: number, direction: '≤' | '≥'): Verdict {
+  return { target, measured: fmt.x(ratio), met: Number.isFinite(ratio) ? (direction === '≤' ? ratio <= limit : ratio >= limit) : undefined };
 }
 
 export const fmt = {

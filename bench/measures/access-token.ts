@@ -1,9 +1,11 @@
 /**
- * `getAccessToken()` on a valid token, awaited calls per second, against the least an async getter can
- * cost: awaiting a plain property read. The hot path is a cache read (a clock read and a comparison).
+ * `getAccessToken()` on a valid token, awaited calls per second, against its floor: an awaited property read
+ * with the expiry check (`Date.now()` against the expiry less the margin), the least a getter that must check
+ * expiry can cost. Target (issue 16): ≥ 0.95x that floor, in the same run. The plain awaited property read is
+ * shown beside it: the price of the clock read itself.
  */
 import { TokenManager } from '@postsched/sdk';
-import { fmt, type Section } from '../lib/report.js';
+import { fmt, ratioVerdict, type Section } from '../lib/report.js';
 import { interleaved } from '../lib/stats.js';
 
 const BATCH = 10_000;
@@ -27,11 +29,11 @@ export async function measureAccessToken({ quick }: { quick: boolean }): Promise
   const roundMs = quick ? 300 : 1000;
   const result = await interleaved(
     {
-      floor: async () => {
+      plainRead: async () => {
         for (let i = 0; i < BATCH; i++) sink += (await holder.accessToken).length;
         return BATCH;
       },
-      clock: async () => {
+      floor: async () => {
         for (let i = 0; i < BATCH; i++) sink += (await (Date.now() < holder.expiresAt - 60_000 ? holder.accessToken : '')).length;
         return BATCH;
       },
@@ -39,32 +41,49 @@ export async function measureAccessToken({ quick }: { quick: boolean }): Promise
         for (let i = 0; i < BATCH; i++) sink += (await manager.getAccessToken()).length;
         return BATCH;
       },
+      // What the request pipeline does (src/http/auth.ts): a synchronous peek, awaiting only on a miss.
+      peek: async () => {
+        for (let i = 0; i < BATCH; i++) sink += (manager.peekAccessToken() ?? (await manager.getAccessToken())).length;
+        return BATCH;
+      },
     },
     { rounds, roundMs },
   );
   if (sink === 0) throw new Error('nothing was read');
-  const target = 10_000_000;
+  const verdict = ratioVerdict(
+    'getAccessToken() ≥ 0.95x an awaited property read with the expiry check',
+    result.ours / result.floor,
+    0.95,
+    '≥',
+  );
   return {
     title: 'getAccessToken() on a valid token',
     method:
       `Awaited calls per second in loops of ${fmt.int(BATCH)}, median of ${rounds} interleaved rounds of ${roundMs} ms. ` +
-      'Floor: `await` of a plain property read. Ratio: ours ÷ floor.',
+      'Floor: `await` of a property read with the expiry check. Ratio: contender ÷ floor.',
     unit: 'calls/s',
     rows: [
-      { name: 'floor: await holder.accessToken', value: fmt.int(result.floor) },
       {
-        name: 'the same with an expiry check (Date.now())',
-        value: fmt.int(result.clock),
-        ratio: fmt.x(result.clock / result.floor),
+        name: 'floor: await of a property read with the expiry check',
+        value: fmt.int(result.floor),
         note: 'the least a getter that checks expiry can cost',
       },
+      {
+        name: 'await of a plain property read (no expiry check)',
+        value: fmt.int(result.plainRead),
+        ratio: fmt.x(result.plainRead / result.floor),
+        note: 'what the clock read costs: the difference',
+      },
       { name: 'TokenManager.getAccessToken()', value: fmt.int(result.ours), ratio: fmt.x(result.ours / result.floor) },
+      {
+        name: 'peekAccessToken() ?? await getAccessToken()',
+        value: fmt.int(result.peek),
+        ratio: fmt.x(result.peek / result.floor),
+        note: 'what the request pipeline does: no promise while the token is fresh',
+      },
     ],
-    target: '≥ 10 million/s (a cache read)',
-    met: result.ours >= target,
-    notes: [
-      `ours: ${fmt.x(result.ours / result.clock)} the property read with an expiry check; ` +
-        `the floor itself runs at ${fmt.x(result.floor / target)} the target on this machine.`,
-    ],
+    target: verdict.target,
+    met: verdict.met,
+    verdicts: [verdict],
   };
 }

@@ -5,7 +5,7 @@
  * are mapped to these classes and never attached).
  */
 import { ERROR_ID, PostSchedError } from '../base-error.js';
-import { redact } from '../http/logger.js';
+import { scrub as scrubText, scrubSecrets } from '../scrub.js';
 
 /**
  * The authorization server answered with an OAuth 2.0 error: an error redirect to the callback
@@ -76,7 +76,7 @@ export class ReauthorizationRequiredError extends OAuthError {
 
 const REAUTHORIZATION_MESSAGES: Record<ReauthorizationReason, (description: string | undefined) => string> = {
   invalid_grant: (description) =>
-    `The token endpoint refused the refresh token (invalid_grant${description === undefined ? '' : `: ${description}`}). ` +
+    `The token endpoint refused the refresh token (invalid_grant)${description === undefined ? '.' : `: ${sentence(scrubText(description))}`} ` +
     'The user must authorize the app again.',
   no_tokens: () =>
     'No tokens are stored yet. Send the user through the authorization flow, then pass the TokenSet from ' +
@@ -150,8 +150,14 @@ export class OAuthResponseError extends PostSchedError {
 
 function describe(details: { error: string; error_description?: string | undefined; status?: number | undefined }): string {
   const where = details.status === undefined ? 'The authorization server' : `The token endpoint (HTTP ${details.status})`;
-  const description = details.error_description === undefined ? '' : `: ${details.error_description}`;
-  return `${where} answered with the OAuth error "${details.error}"${description}.`;
+  const description = details.error_description === undefined ? '.' : `: ${sentence(scrubText(details.error_description))}`;
+  return `${where} answered with the OAuth error "${scrubText(details.error)}"${description}`;
+}
+
+/** `text` ending in exactly one full stop (or its own `!`/`?`): a server's description may or may not end in one. */
+export function sentence(text: string): string {
+  const trimmed = text.trimEnd();
+  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
 }
 
 /** Which call to the token store (or the `onTokens` callback) failed. */
@@ -192,7 +198,5 @@ const OPAQUE = /(?=[\w~+/.=-]*\d)[\w~+/.=-]{20,}/g;
  * what is left (`connect ECONNREFUSED 127.0.0.1:6379`) still says what went wrong.
  */
 function scrub(text: string, known: readonly string[]): string {
-  let out = text;
-  for (const secret of known) if (secret !== '') out = out.split(secret).join('[redacted]');
-  return redact(out).replace(TOKEN_FIELDS, '$1"[redacted]"').replace(OPAQUE, '[redacted]');
+  return scrubText(scrubSecrets(text, known).replace(TOKEN_FIELDS, '$1"[redacted]"').replace(OPAQUE, '[redacted]'));
 }

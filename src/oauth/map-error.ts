@@ -5,7 +5,8 @@
  */
 import * as oauth from 'oauth4webapi';
 import { PostSchedError } from '../base-error.js';
-import { OAuthCallbackError, OAuthError, OAuthResponseError, ReauthorizationRequiredError } from './errors.js';
+import { scrubSecrets } from '../scrub.js';
+import { OAuthCallbackError, OAuthError, OAuthResponseError, ReauthorizationRequiredError, sentence } from './errors.js';
 
 const TOKEN_ENDPOINT = 'Token endpoint answered';
 const RESTART = 'start a new authorization; do not retry this callback.';
@@ -29,16 +30,15 @@ export function mapRequestError(error: unknown): unknown {
 }
 
 /** An error thrown while processing the token endpoint's answer (`status` is that answer's HTTP status). */
-export async function mapResponseError(error: unknown, status: number, grant: Grant): Promise<unknown> {
+export async function mapResponseError(error: unknown, status: number, grant: Grant, secrets: readonly string[] = []): Promise<unknown> {
   if (error instanceof PostSchedError) return error;
   if (error instanceof oauth.ResponseBodyError) {
     // RFC 6749 §5.2 error body: copy its three standard fields, nothing else.
-    return oauthError(grant, {
-      error: error.error,
-      error_description: stringOrUndefined(error.cause['error_description']),
-      error_uri: stringOrUndefined(error.cause['error_uri']),
-      status,
-    });
+    return oauthError(
+      grant,
+      { error: error.error, error_description: stringOrUndefined(error.cause['error_description']), error_uri: stringOrUndefined(error.cause['error_uri']), status },
+      secrets,
+    );
   }
   if (error instanceof oauth.WWWAuthenticateChallengeError) {
     // RFC 6749 §5.2: a 401 invalid_client may come with WWW-Authenticate; oauth4webapi stops at the header,
@@ -47,12 +47,11 @@ export async function mapResponseError(error: unknown, status: number, grant: Gr
     const challenge = error.cause[0]?.parameters;
     const code = body?.error ?? challenge?.error;
     if (code !== undefined) {
-      return oauthError(grant, {
-        error: code,
-        error_description: body?.error_description ?? challenge?.error_description,
-        error_uri: body?.error_uri ?? challenge?.error_uri,
-        status,
-      });
+      return oauthError(
+        grant,
+        { error: code, error_description: body?.error_description ?? challenge?.error_description, error_uri: body?.error_uri ?? challenge?.error_uri, status },
+        secrets,
+      );
     }
     return unexpectedStatus(status);
   }
@@ -72,7 +71,7 @@ export async function mapResponseError(error: unknown, status: number, grant: Gr
         return new OAuthResponseError(
           'invalid_body',
           status,
-          `${TOKEN_ENDPOINT} HTTP ${status}: not an RFC 6749 §5.1 token response: ${error.message}.`,
+          `${TOKEN_ENDPOINT} HTTP ${status}: not an RFC 6749 §5.1 token response: ${sentence(error.message)}`,
         );
     }
   }
@@ -135,8 +134,12 @@ export function mapCallbackError(error: unknown, parameters: URLSearchParams, is
 
 function oauthError(
   grant: Grant,
-  details: { error: string; error_description: string | undefined; error_uri: string | undefined; status: number },
+  raw: { error: string; error_description: string | undefined; error_uri: string | undefined; status: number },
+  secrets: readonly string[],
 ): OAuthError {
+  // The server's own words are kept, but never a secret it echoes (the refresh token, the client secret, the code).
+  const clean = (text: string | undefined) => (text === undefined ? undefined : scrubSecrets(text, secrets));
+  const details = { error: clean(raw.error) as string, error_description: clean(raw.error_description), error_uri: clean(raw.error_uri), status: raw.status };
   if (grant === 'refresh_token' && details.error === 'invalid_grant') {
     // Assumptions: a refresh refused with invalid_grant means the user must authorize again.
     return new ReauthorizationRequiredError('invalid_grant', details);

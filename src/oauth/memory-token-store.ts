@@ -2,7 +2,7 @@
  * The default token store: one user's tokens in this process's memory.
  */
 import { inspectAs } from './inspect.js';
-import type { TokenSet, TokenStore } from './types.js';
+import type { TokenSet, TokenStore, TokenStoreSetOptions } from './types.js';
 
 /**
  * Keeps one TokenSet in memory. Enough for a script or a single server process; tokens are lost on restart,
@@ -27,9 +27,14 @@ export class MemoryTokenStore implements TokenStore {
     return this.#tokens === undefined ? undefined : copy(this.#tokens);
   }
 
-  /** Stores a copy of `tokens`. */
-  async set(tokens: TokenSet): Promise<void> {
+  /**
+   * Stores a copy of `tokens`; with `expectedRefreshToken`, only when the store still holds that refresh token
+   * (or nothing, or these tokens already), else returns `false` and keeps what it holds.
+   */
+  async set(tokens: TokenSet, options?: TokenStoreSetOptions): Promise<boolean> {
+    if (!acceptsWrite(this.#tokens, tokens, options)) return false;
     this.#tokens = copy(tokens);
+    return true;
   }
 
   /** What `JSON.stringify` shows: whether tokens are held, never the tokens. */
@@ -41,6 +46,17 @@ export class MemoryTokenStore implements TokenStore {
   }
 }
 
+/**
+ * The compare-and-set rule of `TokenStoreSetOptions.expectedRefreshToken`, for stores that hold the decoded
+ * TokenSet: write when nothing is stored, when the stored refresh token is the expected one, or when the stored
+ * tokens are the very ones being written (a repeated write).
+ */
+export function acceptsWrite(stored: TokenSet | undefined, tokens: TokenSet, options: TokenStoreSetOptions | undefined): boolean {
+  const expected = options?.expectedRefreshToken;
+  if (expected === undefined || stored === undefined) return true;
+  return stored.refreshToken === expected || (stored.accessToken === tokens.accessToken && stored.refreshToken === tokens.refreshToken);
+}
+
 /** Copies so that a caller mutating the object it got (or gave) cannot change the stored tokens. */
 function copy(tokens: TokenSet): TokenSet {
   return { ...tokens, scopes: [...tokens.scopes] };
@@ -49,6 +65,7 @@ function copy(tokens: TokenSet): TokenSet {
 /** "expiresAt: 2025-01-01T00:00:00.000Z, scopes: posts:read": safe facts about a TokenSet, for inspect output. */
 export function describeTokens(tokens: TokenSet | undefined): string {
   if (tokens === undefined) return 'hasTokens: false';
-  if (!Number.isFinite(tokens.expiresAt)) return 'hasTokens: true';
+  // Outside Date's range (±8.64e15 ms) toISOString would throw inside util.inspect.
+  if (!Number.isFinite(tokens.expiresAt) || Math.abs(tokens.expiresAt) > 8.64e15) return 'hasTokens: true';
   return `hasTokens: true, expiresAt: ${new Date(tokens.expiresAt).toISOString()}, scopes: '${tokens.scopes.join(' ')}'`;
 }

@@ -8,6 +8,12 @@ import type { TokenSet } from './types.js';
 /** Spec 5.3 and 8: "An access token expires after 1 hour"; used when the answer has no `expires_in`. */
 export const DEFAULT_EXPIRES_IN_SECONDS = 3600;
 
+/**
+ * The longest lifetime believed, a year: a larger `expires_in` (`1e308`) would put `expiresAt` beyond what a
+ * Date, JSON or Redis can hold (Infinity); a negative one is read as 0 (expired at once).
+ */
+export const MAX_EXPIRES_IN_SECONDS = 365 * 24 * 3600;
+
 /** What the answer alone cannot say: when the request left, and what the previous state was. */
 export interface NormalizeContext {
   /** `Date.now()` taken just before the request was sent. */
@@ -33,7 +39,7 @@ export function toTokenSet(response: TokenEndpointResponse, context: NormalizeCo
   }
   // Expiry counts from when the request left, never from the server's clock or the response's arrival,
   // so a slow answer or a skewed server clock can only make a token look older, not fresher.
-  const expiresIn = response.expires_in ?? DEFAULT_EXPIRES_IN_SECONDS;
+  const expiresIn = Math.min(Math.max(response.expires_in ?? DEFAULT_EXPIRES_IN_SECONDS, 0), MAX_EXPIRES_IN_SECONDS);
   const granted = typeof response.scope === 'string' ? response.scope.split(/\s+/).filter((s) => s !== '') : [];
   const refreshToken = response.refresh_token ?? context.previousRefreshToken;
   return {

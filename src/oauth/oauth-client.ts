@@ -92,6 +92,8 @@ export class OAuthClient {
   readonly redirectUri: string;
   // The secret lives only inside oauth4webapi's ClientSecretPost closure, held in a private field.
   readonly #clientAuth: oauth.ClientAuth;
+  /** Kept only to cut it out of any server text the SDK quotes. */
+  readonly #clientSecret: string;
   readonly #as: oauth.AuthorizationServer;
   readonly #client: oauth.Client;
   readonly #requestOptions: oauth.TokenEndpointRequestOptions;
@@ -115,6 +117,7 @@ export class OAuthClient {
 
     this.baseUrl = base.href;
     this.clientId = options.clientId;
+    this.#clientSecret = options.clientSecret;
     this.#clientAuth = oauth.ClientSecretPost(options.clientSecret); // spec 4.2: client_id + client_secret as form fields
     this.#as = {
       issuer: options.issuer ?? base.href,
@@ -183,6 +186,7 @@ export class OAuthClient {
     return this.#tokenRequest(
       'authorization_code',
       { fallbackScopes: checks.scopes ?? [] },
+      [validated.get('code') ?? '', checks.codeVerifier],
       (options) =>
         oauth.authorizationCodeGrantRequest(this.#as, this.#client, this.#clientAuth, validated, this.redirectUri, checks.codeVerifier, options),
       (response) => oauth.processAuthorizationCodeResponse(this.#as, this.#client, response),
@@ -207,6 +211,7 @@ export class OAuthClient {
     return this.#tokenRequest(
       'refresh_token',
       { fallbackScopes, previousRefreshToken: refreshToken },
+      [refreshToken],
       (options) => oauth.refreshTokenGrantRequest(this.#as, this.#client, this.#clientAuth, refreshToken, options),
       (response) => oauth.processRefreshTokenResponse(this.#as, this.#client, response),
     );
@@ -216,6 +221,7 @@ export class OAuthClient {
   async #tokenRequest(
     grant: Grant,
     context: { fallbackScopes: readonly string[]; previousRefreshToken?: string },
+    secrets: readonly string[],
     send: (options: oauth.TokenEndpointRequestOptions) => Promise<Response>,
     process: (response: Response) => Promise<oauth.TokenEndpointResponse>,
   ): Promise<TokenSet> {
@@ -231,7 +237,7 @@ export class OAuthClient {
     try {
       body = await process(response);
     } catch (error) {
-      throw await mapResponseError(error, response.status, grant);
+      throw await mapResponseError(error, response.status, grant, [this.#clientSecret, ...secrets]);
     }
     return toTokenSet(body, { ...context, sentAt });
   }

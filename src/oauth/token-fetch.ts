@@ -4,14 +4,21 @@
  */
 import type { CustomFetchOptions } from 'oauth4webapi';
 import { bufferResponse } from '../buffer-response.js';
+import { PostSchedError } from '../base-error.js';
 import { ConnectionError, TimeoutError } from '../errors.js';
+import { describeNetworkError, sanitizeCause } from '../network-error.js';
+
+/**
+ * The most of a token answer that is read: an RFC 6749 §5.1 answer is a few hundred bytes, so anything near this is
+ * not a token answer, and a hostile or broken server cannot make the SDK buffer more.
+ */
+export const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
 
 /** A `fetch`-compatible function: the global fetch, undici's, or a test double. */
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
 /**
- * Wraps `fetch` for token requests. The body is read inside the time-out (token answers are a few hundred
- * bytes), so a server that sends headers and then stalls times out too, and a connection dropped mid-body
+ * Wraps `fetch` for token requests. The body is read inside the time-out, up to `MAX_TOKEN_RESPONSE_BYTES`, so a server that sends headers and then stalls times out too, and a connection dropped mid-body
  * is a ConnectionError rather than a JSON parse error.
  */
 export function createTokenFetch(userFetch: FetchLike | undefined, timeoutMs: number) {
@@ -23,7 +30,7 @@ export function createTokenFetch(userFetch: FetchLike | undefined, timeoutMs: nu
       const response = await (userFetch ?? globalThis.fetch)(url, { ...options, signal: controller.signal });
       // An opaque redirect (status 0, browsers) cannot be rebuilt; oauth4webapi rejects it as non-conform.
       if (response.status < 200 || response.status > 599) return response;
-      return await bufferResponse(response);
+      return await bufferResponse(response, MAX_TOKEN_RESPONSE_BYTES, 'A token answer is a few hundred bytes: check the base URL.');
     } catch (error) {
       if (controller.signal.aborted) {
         throw new TimeoutError(
@@ -32,9 +39,13 @@ export function createTokenFetch(userFetch: FetchLike | undefined, timeoutMs: nu
             'Raise `timeoutMs` on the OAuthClient if the service is known to be slow.',
         );
       }
-      // `cause` is the runtime's own error (e.g. ECONNREFUSED); the request, which holds the secret, is not attached.
-      throw new ConnectionError(`The token request to ${url} failed before an answer arrived: ${describeNetworkError(error)}.`, {
-        cause: error,
+      if (error instanceof PostSchedError) throw error; // a body over the limit
+      // Only a sanitized copy of the chain: a custom fetch's error may hold `init`, whose body carries the client
+      // secret, the code, the verifier or the refresh token.
+      const secrets = secretsOf(options.body);
+      const detail = error instanceof Error ? describeNetworkError(error, secrets) : 'the fetch function failed';
+      throw new ConnectionError(`The token request to ${url} failed before an answer arrived: ${detail}.`, {
+        cause: sanitizeCause(error, 0, secrets),
       });
     } finally {
       clearTimeout(timer);
@@ -42,9 +53,7 @@ export function createTokenFetch(userFetch: FetchLike | undefined, timeoutMs: nu
   };
 }
 
-/** "fetch failed (ECONNREFUSED)": the runtime's message plus the system error code when there is one. */
-function describeNetworkError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const code = (error.cause as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' ? `${error.message} (${code})` : error.message;
+/** The values of the token request's form (client secret, code, verifier, refresh token): never quoted. */
+function secretsOf(body: URLSearchParams): Array<string | undefined> {
+  return ['client_secret', 'code', 'code_verifier', 'refresh_token'].map((name) => body.get(name) ?? undefined);
 }

@@ -11,6 +11,16 @@ import { invalidOption } from '../invalid-option.js';
 
 /** Refresh this long before expiry, so a token handed out stays valid through the request that uses it. */
 const DEFAULT_REFRESH_MARGIN_MS = 60_000;
+/** Longest wait for one `store.get` / `store.set` / `onTokens` before the manager gives up on it. */
+const DEFAULT_STORE_TIMEOUT_MS = 10_000;
+/** Longest wait for `store.lock` to start running the refresh (above RedisTokenStore's 45 s `lockWaitMs`). */
+const DEFAULT_LOCK_TIMEOUT_MS = 60_000;
+/**
+ * A token this manager just obtained is handed out for at least this long, whatever its `expires_in` says: a
+ * service answering `expires_in: 0` (or 30 with the 60 s margin) would otherwise be refreshed, and its refresh
+ * token rotated, on every call. A 401 still refreshes at once (`forceRefresh`).
+ */
+const MIN_REFRESH_INTERVAL_MS = 5_000;
 
 /** What the manager needs from the OAuth side: `OAuthClient` implements it. */
 export interface TokenRefresher {
@@ -24,20 +34,39 @@ export interface TokenManagerOptions {
   oauth: TokenRefresher;
   /**
    * Where the tokens live. Default: a new `MemoryTokenStore` (one process). A store shared by several processes
-   * should implement `lock`, so only one of them refreshes and the others use its result.
+   * should implement `lock`, so only one of them refreshes and the others use its result, and honour
+   * `expectedRefreshToken` in `set` (see `TokenStore`).
    */
   store?: TokenStore;
-  /** How long before `expiresAt` a token counts as expired and is refreshed, in ms. Default 60 000. */
+  /**
+   * How long before `expiresAt` a token counts as expired and is refreshed, in ms. Default 60 000. For a token
+   * this manager obtained, it is at most half the token's lifetime (a 30 s token is used for 15 s, not refreshed
+   * on every call).
+   */
   refreshMarginMs?: number;
   /**
    * Called with every TokenSet the manager obtains by refreshing, after `store.set` and before the new access
    * token is handed to anyone, and awaited: persist the (possibly rotated) refresh token here. If it throws,
-   * the caller gets a `TokenStoreError` and the tokens are saved again before the next use.
+   * the caller gets a `TokenStoreError` and the call is made again before the next use.
    *
    * @example
    * onTokens: (tokens) => db.users.update(userId, { tokens: JSON.stringify(tokens) })
    */
   onTokens?: (tokens: TokenSet) => void | Promise<void>;
+  /**
+   * Longest wait for each `store.get`, `store.set` and `onTokens`, in ms: past it the call fails with a
+   * `TokenStoreError` and the next call tries again, so a store that hangs never hangs the manager for good.
+   * Also the longest wait for `store.lock` to settle (release its lock) once the refresh inside it is done: the
+   * refresh's outcome then stands.
+   * A `set` that timed out may still land: it is settled by re-reading the store before anything else is written.
+   * Default 10 000.
+   */
+  storeTimeoutMs?: number;
+  /**
+   * Longest wait for `store.lock` to start running the refresh, in ms (`TokenStoreError` with operation `lock`
+   * past it). Keep it above the store's own lock wait. Default 60 000.
+   */
+  lockTimeoutMs?: number;
 }
 
 /** One refresh (or store re-read) in progress; `forcing` is the access token the service rejected, if any. */
@@ -46,12 +75,24 @@ interface Flight {
   readonly forcing: string | undefined;
 }
 
+/** Tokens this manager obtained whose saving did not complete. */
+interface Pending {
+  readonly tokens: TokenSet;
+  /** The refresh token they replace (the compare-and-set value). */
+  readonly expected: string | undefined;
+  /** When the refresh that obtained them started. */
+  readonly startedAt: number;
+}
+
 /**
  * Hands out valid access tokens for one user, refreshing them as needed.
  *
  * - A fresh cached token is returned without any I/O.
  * - Concurrent callers share one refresh; a failed refresh is not cached, the next call tries again.
  * - A refreshed TokenSet is saved (`store.set`, then `onTokens`) before anyone gets the new access token.
+ * - Saving never moves the store backwards: each write names the refresh token it replaces, a write whose
+ *   outcome is unknown is settled by re-reading the store first, and tokens the store has moved past are dropped.
+ * - Every store call and `onTokens` is bounded in time; the manager recovers when the store does.
  * - On `invalid_grant` the store is re-read first: if another process rotated the tokens meanwhile, those are
  *   used; `ReauthorizationRequiredError` is thrown only when the stored refresh token is the one refused.
  *   Tokens are never deleted.
@@ -67,20 +108,20 @@ export class TokenManager implements AccessTokenProvider {
   readonly #oauth: TokenRefresher;
   readonly #store: TokenStore;
   readonly #onTokens: ((tokens: TokenSet) => void | Promise<void>) | undefined;
-  /** The last TokenSet read from or written to the store: the hot path reads only this. */
+  readonly #storeTimeoutMs: number;
+  readonly #lockTimeoutMs: number;
+  /** The last TokenSet read from or written to the store: the hot path reads only this and `#freshUntil`. */
   #cached: TokenSet | undefined;
+  /** Until when (epoch ms) `#cached` is handed out without a refresh. */
+  #freshUntil = 0;
   /** The newest flight; later flights chain after it, so one manager never runs two refreshes at once. */
   #flight: Flight | undefined;
-  /** Refreshed tokens whose saving failed; they are saved again before any further use. */
-  #unsaved: TokenSet | undefined;
+  /** Refreshed tokens whose saving failed or timed out; settled before anything else is written or handed out. */
+  #pending: Pending | undefined;
 
   constructor(options: TokenManagerOptions) {
     if (typeof options?.oauth?.refresh !== 'function') {
       invalidOption('oauth', 'must be an OAuthClient (anything with refresh(tokens)).');
-    }
-    const margin = options.refreshMarginMs ?? DEFAULT_REFRESH_MARGIN_MS;
-    if (typeof margin !== 'number' || !Number.isFinite(margin) || margin < 0) {
-      invalidOption('refreshMarginMs', 'must be a number of milliseconds, 0 or more.');
     }
     const store = options.store ?? new MemoryTokenStore();
     if (typeof store.get !== 'function' || typeof store.set !== 'function') {
@@ -89,7 +130,9 @@ export class TokenManager implements AccessTokenProvider {
     if (options.onTokens !== undefined && typeof options.onTokens !== 'function') {
       invalidOption('onTokens', 'must be a function.');
     }
-    this.refreshMarginMs = margin;
+    this.refreshMarginMs = milliseconds(options.refreshMarginMs, 'refreshMarginMs', DEFAULT_REFRESH_MARGIN_MS, 0);
+    this.#storeTimeoutMs = milliseconds(options.storeTimeoutMs, 'storeTimeoutMs', DEFAULT_STORE_TIMEOUT_MS, 1);
+    this.#lockTimeoutMs = milliseconds(options.lockTimeoutMs, 'lockTimeoutMs', DEFAULT_LOCK_TIMEOUT_MS, 1);
     this.#oauth = options.oauth;
     this.#store = store;
     this.#onTokens = options.onTokens;
@@ -107,8 +150,20 @@ export class TokenManager implements AccessTokenProvider {
   getAccessToken(): Promise<string> {
     const cached = this.#cached;
     // Hot path: a clock read and a comparison, no await on I/O, no timer.
-    if (cached !== undefined && this.#isFresh(cached)) return Promise.resolve(cached.accessToken);
+    if (cached !== undefined && Date.now() < this.#freshUntil) return Promise.resolve(cached.accessToken);
     return (this.#flight ?? this.#startFlight(undefined)).promise.then((tokens) => tokens.accessToken);
+  }
+
+  /**
+   * The access token at once, without a promise, when the cached one is fresh; `undefined` when a call to
+   * `getAccessToken()` would have to wait (a refresh, a store read). The request pipeline takes this path first.
+   *
+   * @example
+   * const token = manager.peekAccessToken() ?? (await manager.getAccessToken())
+   */
+  peekAccessToken(): string | undefined {
+    const cached = this.#cached;
+    return cached !== undefined && Date.now() < this.#freshUntil ? cached.accessToken : undefined;
   }
 
   /**
@@ -124,7 +179,7 @@ export class TokenManager implements AccessTokenProvider {
       return Promise.reject(new ValidationError('forceRefresh() needs the access token the service rejected.', ['rejectedAccessToken']));
     }
     const cached = this.#cached;
-    if (cached !== undefined && cached.accessToken !== rejectedAccessToken && this.#isFresh(cached)) {
+    if (cached !== undefined && cached.accessToken !== rejectedAccessToken && Date.now() < this.#freshUntil) {
       return Promise.resolve(cached.accessToken);
     }
     const flight = this.#flight?.forcing === rejectedAccessToken ? this.#flight : this.#startFlight(rejectedAccessToken);
@@ -139,21 +194,26 @@ export class TokenManager implements AccessTokenProvider {
    * await manager.setTokens(await oauth.exchangeCode(callbackUrl, session.oauth))
    */
   async setTokens(tokens: TokenSet): Promise<void> {
-    checkTokenSet(tokens);
+    const problem = tokenSetProblem(tokens);
+    if (problem !== undefined) invalidOption('tokens', `${problem}: pass the TokenSet from exchangeCode() to setTokens().`);
     const copy: TokenSet = { ...tokens, scopes: [...tokens.scopes] };
     await this.#flight?.promise.then(noop, noop);
+    // A new sign-in replaces whatever is stored: no compare-and-set.
     await this.#call('set', () => this.#store.set(copy), copy);
-    this.#unsaved = undefined;
-    this.#cached = copy;
+    this.#pending = undefined;
+    this.#adopt(copy);
   }
 
   /** The current TokenSet, as the store holds it (`undefined` before `setTokens`). Treat it as a password. */
   async getTokens(): Promise<TokenSet | undefined> {
-    return this.#unsaved ?? (await this.#call('get', () => this.#store.get()));
-  }
-
-  #isFresh(tokens: TokenSet): boolean {
-    return Date.now() < tokens.expiresAt - this.refreshMarginMs;
+    const pending = this.#pending;
+    const stored = await this.#read(pending?.tokens);
+    // Tokens whose save did not complete are the newest, unless the store has moved past them since (another
+    // process rotated): then the store's are, and handing out the pending ones could write them back over newer.
+    if (pending === undefined || (stored !== undefined && !sameTokens(stored, pending.tokens) && stored.refreshToken !== pending.expected)) {
+      return stored;
+    }
+    return pending.tokens;
   }
 
   #startFlight(forcing: string | undefined): Flight {
@@ -171,34 +231,61 @@ export class TokenManager implements AccessTokenProvider {
     return flight;
   }
 
-  /** Inside the store's lock when it has one: another process holding it may be refreshing right now. */
+  /**
+   * Inside the store's lock when it has one: another process holding it may be refreshing right now. Waiting for
+   * the lock is bounded by `lockTimeoutMs`; a lock granted after the manager gave up runs nothing. Once the refresh
+   * inside it is done, the lock's own settling (its release) is awaited at most `storeTimeoutMs`: the refresh's
+   * outcome then stands, so a store whose release hangs cannot hang this manager.
+   */
   async #withLock(fn: () => Promise<TokenSet>): Promise<TokenSet> {
-    if (this.#store.lock === undefined) return fn();
+    const store = this.#store;
+    if (store.lock === undefined) return fn();
+    let abandoned = false;
+    let finished = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let cutOff!: (outcome: Promise<TokenSet>) => void;
+    const cutOffWait = new Promise<TokenSet>((resolve) => (cutOff = resolve));
+    cutOffWait.catch(noop);
+    timer = setTimeout(() => {
+      abandoned = true;
+      cutOff(Promise.reject(new TokenStoreError('lock', new Error(`the lock was not granted within ${this.#lockTimeoutMs} ms`))));
+    }, this.#lockTimeoutMs);
+    const locked = (async () => {
+      try {
+        return await store.lock!(async () => {
+          if (abandoned) throw new TokenStoreError('lock', new Error('the lock was granted after the manager gave up waiting'));
+          clearTimeout(timer);
+          const outcome = fn();
+          const releaseWait = () => {
+            if (!finished) timer = setTimeout(() => cutOff(outcome), this.#storeTimeoutMs);
+          };
+          outcome.then(releaseWait, releaseWait);
+          return outcome;
+        });
+      } catch (error) {
+        throw error instanceof PostSchedError ? error : new TokenStoreError('lock', error);
+      }
+    })();
     try {
-      return await this.#store.lock(fn);
-    } catch (error) {
-      throw error instanceof PostSchedError ? error : new TokenStoreError('lock', error);
+      return await Promise.race([locked, cutOffWait]);
+    } finally {
+      finished = true;
+      clearTimeout(timer);
     }
   }
 
   async #loadOrRefresh(forcing: string | undefined): Promise<TokenSet> {
-    const unsaved = this.#unsaved;
-    if (unsaved !== undefined) {
-      await this.#save(unsaved);
-      this.#unsaved = undefined;
-    }
+    await this.#settlePending();
     // Re-read: another process (or manager) sharing the store may have refreshed since our last look.
-    const stored = await this.#call('get', () => this.#store.get());
+    const stored = await this.#read();
     if (stored === undefined) throw new ReauthorizationRequiredError('no_tokens');
-    if (this.#isUsable(stored, forcing)) {
-      this.#cached = stored;
-      return stored;
-    }
+    if (this.#isUsable(stored, forcing)) return this.#adopt(stored);
     return this.#refresh(stored, forcing, false);
   }
 
   async #refresh(stored: TokenSet, forcing: string | undefined, isRetry: boolean): Promise<TokenSet> {
     if (stored.refreshToken === undefined) throw new ReauthorizationRequiredError('no_refresh_token');
+    const startedAt = Date.now();
     let fresh: TokenSet;
     try {
       fresh = await this.#oauth.refresh(stored);
@@ -206,44 +293,124 @@ export class TokenManager implements AccessTokenProvider {
       if (!(error instanceof ReauthorizationRequiredError)) throw error;
       // Assumptions (refresh token lifetime): re-read before concluding. If someone stored other tokens while
       // this refresh was in flight, the refused refresh token is simply stale: use theirs.
-      const current = await this.#call('get', () => this.#store.get(), stored);
+      const current = await this.#read(stored);
       if (current === undefined || current.refreshToken === stored.refreshToken) throw error;
-      if (this.#isUsable(current, forcing)) {
-        this.#cached = current;
-        return current;
-      }
+      if (this.#isUsable(current, forcing)) return this.#adopt(current);
       if (isRetry) throw error;
       return this.#refresh(current, forcing, true);
     }
-    await this.#save(fresh);
-    this.#cached = fresh;
-    return fresh;
+    return this.#save({ tokens: fresh, expected: stored.refreshToken, startedAt });
   }
 
-  /** store.set, then onTokens, both awaited: a rotated refresh token is saved before the access token is used. */
-  async #save(tokens: TokenSet): Promise<void> {
+  /**
+   * store.set (a compare-and-set on the refresh token replaced), then onTokens, both awaited: a rotated refresh
+   * token is saved before the access token is used. A refused write means the store moved on: its tokens are used.
+   */
+  async #save(pending: Pending): Promise<TokenSet> {
+    const { tokens, expected } = pending;
+    let written: void | boolean;
     try {
-      await this.#call('set', () => this.#store.set(tokens), tokens);
-      if (this.#onTokens !== undefined) await this.#call('onTokens', async () => this.#onTokens?.(tokens), tokens);
+      written = await this.#call('set', () => this.#store.set(tokens, { expectedRefreshToken: expected }), tokens);
     } catch (error) {
-      this.#unsaved = tokens;
+      this.#pending = pending; // the write may still land: settled by re-reading before anything else is written
+      throw error;
+    }
+    if (written === false) return this.#useStored();
+    await this.#notify(pending);
+    return this.#adopt(tokens, pending.startedAt);
+  }
+
+  /** onTokens for tokens the store holds; a failure leaves them pending (the call is made again first thing). */
+  async #notify(pending: Pending): Promise<void> {
+    if (this.#onTokens === undefined) return;
+    try {
+      await this.#call('onTokens', async () => this.#onTokens?.(pending.tokens), pending.tokens);
+    } catch (error) {
+      this.#pending = pending;
       throw error;
     }
   }
 
-  #isUsable(tokens: TokenSet, forcing: string | undefined): boolean {
-    return tokens.accessToken !== forcing && this.#isFresh(tokens);
+  /**
+   * Finishes saving tokens whose `set` or `onTokens` failed, deciding from what the store holds now, never from
+   * what the manager remembers: the write landed (only onTokens is left), it did not (the store still holds the
+   * refresh token they replace, or nothing: write again), or the store has moved on (drop them).
+   */
+  async #settlePending(): Promise<void> {
+    const pending = this.#pending;
+    if (pending === undefined) return;
+    const current = await this.#read(pending.tokens);
+    this.#pending = undefined;
+    if (current !== undefined && sameTokens(current, pending.tokens)) {
+      await this.#notify(pending);
+      this.#adopt(pending.tokens, pending.startedAt);
+    } else if (current === undefined || current.refreshToken === pending.expected) {
+      await this.#save(pending);
+    }
   }
 
-  /** Calls the store or callback; foreign errors are wrapped, never attached (they may hold the tokens). */
+  /** After a refused write: the store's tokens, which are newer than ours. */
+  async #useStored(): Promise<TokenSet> {
+    const current = await this.#read();
+    if (current === undefined) throw new ReauthorizationRequiredError('no_tokens');
+    return this.#adopt(current);
+  }
+
+  /**
+   * Makes `tokens` the cached set. `obtainedAt`: when this manager's refresh that got them started; such a token is
+   * refreshed at most half its lifetime early, and used for at least `MIN_REFRESH_INTERVAL_MS`.
+   */
+  #adopt(tokens: TokenSet, obtainedAt?: number): TokenSet {
+    const previous = this.#cached;
+    if (obtainedAt !== undefined) {
+      const margin = Math.min(this.refreshMarginMs, Math.max(0, tokens.expiresAt - obtainedAt) / 2);
+      this.#freshUntil = Math.max(tokens.expiresAt - margin, Date.now() + MIN_REFRESH_INTERVAL_MS);
+    } else if (previous === undefined || !sameTokens(previous, tokens)) {
+      this.#freshUntil = tokens.expiresAt - this.refreshMarginMs;
+    }
+    this.#cached = tokens;
+    return tokens;
+  }
+
+  #isUsable(tokens: TokenSet, forcing: string | undefined): boolean {
+    if (tokens.accessToken === forcing) return false;
+    const cached = this.#cached;
+    const freshUntil = cached !== undefined && sameTokens(cached, tokens) ? this.#freshUntil : tokens.expiresAt - this.refreshMarginMs;
+    return Date.now() < freshUntil;
+  }
+
+  /** `store.get()`, bounded, and checked: anything but a TokenSet or `undefined` is a `TokenStoreError`. */
+  async #read(involved?: TokenSet): Promise<TokenSet | undefined> {
+    const stored: unknown = await this.#call('get', () => this.#store.get(), involved);
+    if (stored === undefined) return undefined;
+    const problem = stored === null ? 'returned null; return undefined when no tokens are stored' : tokenSetProblem(stored);
+    if (problem !== undefined) throw new TokenStoreError('get', new TypeError(`get() ${problem.replace(/^(is|has)/, 'returned a value that $1')}`));
+    return stored as TokenSet;
+  }
+
+  /**
+   * Calls the store or callback, bounded by `storeTimeoutMs`; foreign errors are wrapped, never attached (they
+   * may hold the tokens).
+   */
   async #call<T>(operation: TokenStoreOperation, fn: () => Promise<T>, involved?: TokenSet): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      return await fn();
+      return await Promise.race([
+        fn(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`no answer within ${this.#storeTimeoutMs} ms (storeTimeoutMs); the next call tries again`)),
+            this.#storeTimeoutMs,
+          );
+        }),
+      ]);
     } catch (error) {
       // The SDK's own errors (RedisTokenStore's TokenStoreUnavailableError, …) are typed and secret-free: keep them.
       if (error instanceof PostSchedError) throw error;
-      const known = [involved, this.#cached, this.#unsaved].flatMap((t) => (t === undefined ? [] : [t.accessToken, t.refreshToken ?? '']));
+      const known = [involved, this.#cached, this.#pending?.tokens].flatMap((t) => (t === undefined ? [] : [t.accessToken, t.refreshToken ?? '']));
       throw new TokenStoreError(operation, error, known);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -258,24 +425,35 @@ export class TokenManager implements AccessTokenProvider {
 
 function noop(): void {}
 
-/** Enough of a TokenSet check that a wrong object fails here, not at the first API call. Values are never echoed. */
-function checkTokenSet(tokens: unknown): asserts tokens is TokenSet {
-  const t = tokens as Partial<Record<keyof TokenSet, unknown>> | null;
-  const problem =
-    typeof t !== 'object' || t === null
-      ? 'is not an object'
-      : typeof t.accessToken !== 'string' || t.accessToken === ''
-        ? 'has no accessToken string'
-        : t.refreshToken !== undefined && typeof t.refreshToken !== 'string'
-          ? 'has a refreshToken that is not a string'
-          : typeof t.expiresAt !== 'number' || !Number.isFinite(t.expiresAt)
-            ? 'has no numeric expiresAt (epoch ms)'
-            : !Array.isArray(t.scopes) || !t.scopes.every((s) => typeof s === 'string')
-              ? 'has no scopes array of strings'
-              : t.tokenType !== 'bearer'
-                ? "has a tokenType other than 'bearer'"
-                : undefined;
-  if (problem !== undefined) {
-    invalidOption('tokens', `${problem}: pass the TokenSet from exchangeCode() to setTokens().`);
+function sameTokens(a: TokenSet, b: TokenSet): boolean {
+  return a.accessToken === b.accessToken && a.refreshToken === b.refreshToken;
+}
+
+function milliseconds(value: unknown, name: string, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > 2_147_483_647) {
+    invalidOption(name, `must be a number of milliseconds from ${min} to 2147483647.`);
   }
+  return value;
+}
+
+/**
+ * What is wrong with a would-be TokenSet, or `undefined`: enough of a check that a wrong object fails where it
+ * enters (setTokens, a store's get), not at the first API call. Values are never echoed.
+ */
+function tokenSetProblem(tokens: unknown): string | undefined {
+  const t = tokens as Partial<Record<keyof TokenSet, unknown>> | null;
+  if (typeof t === 'string') return 'is a string, not a TokenSet object (parse it with JSON.parse first)';
+  if (typeof t !== 'object' || t === null) return `is ${t === null ? 'null' : `a ${typeof t}`}, not a TokenSet object`;
+  if (typeof t.accessToken !== 'string' || t.accessToken === '') return `has no accessToken string (got ${kind(t.accessToken)})`;
+  if (t.refreshToken !== undefined && typeof t.refreshToken !== 'string') return `has a refreshToken that is not a string (got ${kind(t.refreshToken)})`;
+  // Inside Date's range, so every date computed from it (and util.inspect) works.
+  if (typeof t.expiresAt !== 'number' || !Number.isFinite(t.expiresAt) || Math.abs(t.expiresAt) > 8.64e15) return 'has no numeric expiresAt (epoch ms)';
+  if (!Array.isArray(t.scopes) || !t.scopes.every((s) => typeof s === 'string')) return 'has no scopes array of strings';
+  if (t.tokenType !== 'bearer') return "has a tokenType other than 'bearer'";
+  return undefined;
+}
+
+function kind(value: unknown): string {
+  return value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 }

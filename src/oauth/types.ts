@@ -32,15 +32,34 @@ export interface TokenSet {
   tokenType: 'bearer';
 }
 
+/** What `TokenManager` tells `TokenStore.set` about a write. */
+export interface TokenStoreSetOptions {
+  /**
+   * The refresh token of the TokenSet these tokens were refreshed from. A store that can compare-and-set writes
+   * only when it still holds that refresh token, already holds `tokens`, or holds nothing (it lost its data:
+   * these are then the newest tokens there are), and otherwise leaves what it holds and returns `false`. So a
+   * late or repeated write can never put older tokens over a newer rotation. Absent for `setTokens` (a new
+   * sign-in replaces whatever is stored).
+   */
+  expectedRefreshToken?: string | undefined;
+}
+
 /**
  * Where the token manager keeps one user's tokens. `MemoryTokenStore` serves one process; a store shared by
- * several processes (for example `RedisTokenStore`) also implements `lock` so that only one of them refreshes.
+ * several processes (for example `RedisTokenStore`) also implements `lock` so that only one of them refreshes,
+ * and honours `expectedRefreshToken` atomically so that no write ever moves it backwards.
  */
 export interface TokenStore {
   /** The stored TokenSet, or `undefined` when there is none yet. */
   get(): Promise<TokenSet | undefined>;
-  /** Replaces the stored TokenSet (after the code exchange and after every refresh). */
-  set(tokens: TokenSet): Promise<void>;
+  /**
+   * Stores `tokens` (after the code exchange and after every refresh). With `options.expectedRefreshToken`,
+   * a compare-and-set: return `false` when the write was refused because the store holds other tokens (see
+   * {@link TokenStoreSetOptions}); the manager then re-reads and uses those. A store that ignores the option and
+   * returns nothing keeps working; the manager still re-reads before repeating a write whose outcome it does not
+   * know, but only an atomic compare-and-set closes the race between processes.
+   */
+  set(tokens: TokenSet, options?: TokenStoreSetOptions): Promise<void | boolean>;
   /**
    * Runs `fn` while holding a lock shared by every process using this store. The token manager refreshes
    * inside it, re-reading the store first, so a waiter uses the holder's new tokens instead of refreshing again.

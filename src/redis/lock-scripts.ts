@@ -41,3 +41,22 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 `);
+
+/**
+ * Compare-and-set on the stored value itself: write only if the key still holds exactly what the store just read
+ * (or still nothing, when ARGV[3] is '1'). The store decides from the decoded tokens whether the write is allowed
+ * (TokenStoreSetOptions.expectedRefreshToken); this makes the decision and the write one atomic step, so a late
+ * or repeated write can never put older tokens over a newer rotation. No format change: older SDK versions
+ * sharing the key read and write it as before.
+ * KEYS[1] token key; ARGV[1] value read, ARGV[2] value to write, ARGV[3] '1' when nothing was stored. Returns 1 or 0.
+ */
+export const SET_IF_UNCHANGED = defineScript(`
+local current = redis.call('GET', KEYS[1])
+if ARGV[3] == '1' then
+  if current then return 0 end
+elseif current ~= ARGV[1] then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1
+`);

@@ -5,9 +5,10 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ValidationError } from '../errors.js';
-import type { TokenSet, TokenStore } from '../oauth/types.js';
+import { acceptsWrite } from '../oauth/memory-token-store.js';
+import type { TokenSet, TokenStore, TokenStoreSetOptions } from '../oauth/types.js';
 import { LockLostError, LockTimeoutError } from './errors.js';
-import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER } from './lock-scripts.js';
+import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED } from './lock-scripts.js';
 import { RedisConnection, type RedisClientLike } from './redis-connection.js';
 import { TokenCipher } from './token-cipher.js';
 import { decodeTokens, encodeTokens } from './token-codec.js';
@@ -117,18 +118,41 @@ export class RedisTokenStore implements TokenStore {
   }
 
   /**
-   * Stores the tokens. Inside `lock()` the write happens only if the lock is still this holder's; otherwise
-   * it fails with `LockLostError` and the stored tokens (newer ones, from the next holder) stay.
+   * Stores the tokens.
+   * - With `expectedRefreshToken` (what `TokenManager` passes after a refresh): a compare-and-set. The write
+   *   happens only if the stored tokens still hold that refresh token, are these very tokens, or are gone (Redis
+   *   lost its data: these are then the newest tokens there are); else nothing is written and it returns `false`.
+   *   Read, decision and write are made atomic by a Lua script comparing the stored value byte for byte, so no
+   *   late or repeated write can move the key backwards, whether or not the lock is still held.
+   * - Without it, inside `lock()`: written only if the lock is still this holder's, else `LockLostError`.
+   * - Otherwise a plain write (a new sign-in replaces what is stored).
    */
-  async set(tokens: TokenSet): Promise<void> {
+  async set(tokens: TokenSet, options?: TokenStoreSetOptions): Promise<boolean> {
     const value = await encodeTokens(tokens, this.#key, this.#cipher);
+    const expected = options?.expectedRefreshToken;
+    if (expected !== undefined) return this.#compareAndSet(tokens, expected, value);
     const hold = this.#held.getStore();
     if (hold === undefined) {
       await this.#connection.command('set', ['SET', this.#key, value]);
-      return;
+      return true;
     }
     const written = await this.#connection.script('set', SET_IF_LOCK_OWNER, [this.#lockKey, this.#key], [hold.owner, value]);
     if (written !== 1) throw new LockLostError(this.#key);
+    return true;
+  }
+
+  async #compareAndSet(tokens: TokenSet, expected: string, value: string): Promise<boolean> {
+    // A change between the read and the write makes the script refuse: read again and decide again.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const raw = await this.#connection.command('get', ['GET', this.#key]);
+      const absent = raw === null || raw === undefined;
+      if (!absent && !acceptsWrite(await decodeTokens(raw, this.#key, this.#cipher), tokens, { expectedRefreshToken: expected })) {
+        return false;
+      }
+      const written = await this.#connection.script('set', SET_IF_UNCHANGED, [this.#key], [absent ? '' : String(raw), value, absent ? '1' : '0']);
+      if (written === 1) return true;
+    }
+    return false;
   }
 
   /**

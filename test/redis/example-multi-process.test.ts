@@ -1,79 +1,73 @@
 /**
- * Runs examples/redis-multi-process.ts as users would (tsx, node:cluster with 4 workers) against a real
- * redis-server and the fake service on 127.0.0.1.
+ * Runs examples/redis-multi-process.ts as copied (tsx, node:cluster with 4 workers) against `postsched mock` and a
+ * real redis-server, each in its own process: a user signs in through the example's login route, then 40
+ * concurrent requests across the workers after the token expired make one refresh for the whole fleet.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { createFakeService, type FakeService } from '@postsched/sdk/testing';
 import { RedisTokenStore } from '@postsched/sdk/redis';
+import { answerConsentPage } from '../support/consent.js';
+import { freePort, type Running, start, startMock, stopAll } from '../support/processes.js';
 import { type RedisServer, startRedisServer } from './redis-server.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/redis-multi-process.ts', import.meta.url));
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const APP = { clientId: 'app_example', clientSecret: 'secret_example_1234', redirectUris: ['http://127.0.0.1:3000/oauth/callback'] };
 const ENCRYPTION_KEY = Buffer.alloc(32, 42).toString('base64');
 
-describe('examples/redis-multi-process.ts', () => {
-  let redisServer: RedisServer;
-  let fake: FakeService;
-  let example: ChildProcess;
+/** The mock's log lines of successful token requests (the exchange and each refresh). */
+const tokenRequests = (mock: Running) => mock.stdout().match(/POST \/oauth\/token → 200/g)?.length ?? 0;
+
+describe('examples/redis-multi-process.ts against postsched mock', () => {
+  let redisServer: RedisServer | undefined;
+  let mock: Running | undefined;
+  let example: Running | undefined;
   let url: string;
-  let output = '';
 
   beforeAll(async () => {
-    redisServer = await startRedisServer();
-    fake = createFakeService({ apps: [APP] });
-    const baseUrl = (await fake.listen()).url;
-
-    // What the OAuth callback would have stored: the user's tokens, expired by now.
-    const issued = fake.issueTokens({ clientId: APP.clientId, scopes: ['accounts:read'] });
-    const redis = new Redis(redisServer.url);
-    await new RedisTokenStore({ redis, key: 'postsched:tokens:user_1', encryptionKey: ENCRYPTION_KEY }).set({
-      accessToken: issued.access_token,
-      refreshToken: issued.refresh_token,
-      expiresAt: Date.now() - 1_000,
-      scopes: ['accounts:read'],
-      tokenType: 'bearer',
+    // The example's port must be in the redirect URI, so it is chosen first (3000 may be taken on this machine).
+    const port = await freePort();
+    const redirectUri = `http://127.0.0.1:${port}/callback`;
+    let env: Record<string, string>;
+    [redisServer, { mock, env }] = await Promise.all([startRedisServer(), startMock(['--redirect-uri', redirectUri])]);
+    example = start(EXAMPLE, [], {
+      ...env,
+      POSTSCHED_REDIRECT_URI: redirectUri,
+      REDIS_URL: redisServer.url,
+      TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY,
+      WORKERS: '4',
+      PORT: String(port),
     });
-    redis.disconnect();
-
-    example = spawn(process.execPath, ['--import', 'tsx', EXAMPLE], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        REDIS_URL: redisServer.url,
-        POSTSCHED_BASE_URL: baseUrl,
-        POSTSCHED_CLIENT_ID: APP.clientId,
-        POSTSCHED_CLIENT_SECRET: APP.clientSecret,
-        TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY,
-        WORKERS: '4',
-        PORT: '0',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    example.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    url = await new Promise<string>((resolve, reject) => {
-      example.stdout?.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        const found = /listening on (http:\/\/\S+)/.exec(output);
-        if (found) resolve(found[1] as string);
-      });
-      example.once('exit', (code) => reject(new Error(`the example exited (${code}) before listening:\n${output}`)));
-    });
+    url = (await example.waitFor(/listening on (http:\/\/\S+) \(4 workers\)/))[1] as string;
   }, 120_000);
 
   afterAll(async () => {
-    if (example.exitCode === null && example.signalCode === null) {
-      example.kill('SIGKILL');
-      await new Promise((resolve) => example.once('exit', resolve));
-    }
-    await fake?.close();
+    await example?.stop('SIGKILL');
+    await stopAll(mock);
     await redisServer?.stop();
   });
 
-  it('serves 40 concurrent requests across its workers with one token refresh', { timeout: 60_000 }, async () => {
+  it('signs a user in through its login route; the callback may reach any worker', async () => {
+    const login = await fetch(`${url}/users/user_1/login`, { redirect: 'manual' });
+    expect(login.status).toBe(302);
+    const callback = await answerConsentPage(login.headers.get('location') ?? '');
+    expect(callback).toMatch(new RegExp(`^${url}/callback\\?code=`));
+    const landed = await fetch(callback, { redirect: 'manual' });
+    expect(landed.status).toBe(302);
+    expect(landed.headers.get('location')).toBe('/users/user_1/accounts');
+    const replay = await fetch(callback, { redirect: 'manual' });
+    expect(replay.status).toBe(400); // the pending login was read once
+  });
+
+  it('serves 40 concurrent requests across its workers with one token refresh after the token expired', { timeout: 60_000 }, async () => {
+    // An hour later: the stored access token has expired (by the local clock, which the SDK reads).
+    const redis = new Redis(redisServer?.url as string);
+    const store = new RedisTokenStore({ redis, key: 'postsched:tokens:user_1', encryptionKey: ENCRYPTION_KEY });
+    const stored = await store.get();
+    expect(stored?.scopes).toEqual(['accounts:read']);
+    await store.set({ ...(stored as NonNullable<typeof stored>), expiresAt: Date.now() - 1_000 });
+    redis.disconnect();
+    const before = tokenRequests(mock as Running);
+
     const answers = await Promise.all(
       Array.from({ length: 40 }, async () => {
         const response = await fetch(`${url}/users/user_1/accounts`);
@@ -83,19 +77,17 @@ describe('examples/redis-multi-process.ts', () => {
     expect(answers.map((a) => a.status)).toEqual(Array(40).fill(200));
     expect(answers[0]?.body.accounts.map((a) => a.id)).toEqual(['acc_demo_x', 'acc_demo_linkedin']);
     expect(new Set(answers.map((a) => a.body.worker)).size).toBeGreaterThan(1); // served by several processes
-    expect(fake.stats.tokenRequests.refresh_token).toBe(1);
+    expect(tokenRequests(mock as Running) - before).toBe(1);
   });
 
-  it('answers 401 reauthorization_required for a user without tokens', async () => {
+  it('answers 401 with the way to log in for a user without tokens', async () => {
     const response = await fetch(`${url}/users/user_without_tokens/accounts`);
     expect(response.status).toBe(401);
-    expect(await response.json()).toEqual({ error: 'reauthorization_required', login: '/oauth/login' });
+    expect(await response.json()).toEqual({ error: 'reauthorization_required', login: '/users/user_without_tokens/login' });
   });
 
   it('stops all its workers on SIGTERM', { timeout: 30_000 }, async () => {
-    const exited = new Promise<number | null>((resolve) => example.once('exit', (code) => resolve(code)));
-    example.kill('SIGTERM');
-    expect(await exited).toBe(0);
+    expect(await example?.stop('SIGTERM')).toBe(0);
     await expect(fetch(`${url}/users/user_1/accounts`)).rejects.toThrow();
   });
 });

@@ -22,8 +22,9 @@ let server: RedisServer;
 beforeAll(async () => {
   server = await startRedisServer();
 });
+// `?.`: when the set-up failed, its own error is the one to see, not a knock-on one from the clean-up.
 afterAll(async () => {
-  await server.stop();
+  await server?.stop();
 });
 
 describe.each(CLIENT_KINDS)('RedisTokenStore.lock with $name', (kind) => {
@@ -34,7 +35,7 @@ describe.each(CLIENT_KINDS)('RedisTokenStore.lock with $name', (kind) => {
     key = `postsched:test:${crypto.randomUUID()}`;
   });
   afterEach(async () => {
-    await Promise.all(conns.map((conn) => conn.close()));
+    await Promise.all((conns ?? []).map((conn) => conn.close()));
   });
   const conn = () => conns[0] as TestClient;
 

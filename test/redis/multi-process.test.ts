@@ -19,8 +19,9 @@ let server: RedisServer;
 beforeAll(async () => {
   server = await startRedisServer();
 });
+// `?.`: when the set-up failed, its own error is the one to see, not a knock-on one from the clean-up.
 afterAll(async () => {
-  await server.stop();
+  await server?.stop();
 });
 
 describe('RedisTokenStore shared by several processes', () => {
@@ -47,8 +48,8 @@ describe('RedisTokenStore shared by several processes', () => {
     redis.disconnect();
   });
   afterEach(async () => {
-    await Promise.all(workers.map((w) => w.stop()));
-    await fake.close();
+    await Promise.all((workers ?? []).map((w) => w.stop()));
+    await fake?.close();
   });
 
   function start(count: number, overrides: Partial<WorkerConfig> = {}): Worker[] {

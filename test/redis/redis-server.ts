@@ -1,10 +1,12 @@
 /**
  * Starts a real `redis-server` for one test file: a free loopback port, no persistence, stopped after.
- * CI installs redis-server from Debian's packages when it is missing (`apt-get install redis-server`).
+ * The binary comes from the test set-up (test/support/test-tools.ts): REDIS_SERVER_BIN, the PATH, or installed
+ * from Debian's packages on a fresh machine.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
+import { inject } from 'vitest';
 
 export interface RedisServer {
   readonly port: number;
@@ -13,7 +15,7 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-const BINARY = process.env['REDIS_SERVER_BIN'] ?? 'redis-server';
+const BINARY = inject('redisServerBin');
 
 export async function startRedisServer(): Promise<RedisServer> {
   let lastError: unknown;

@@ -28,9 +28,10 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name when Redis is down or sl
     conn = await kind.connect(server.url);
     key = `postsched:test:${crypto.randomUUID()}`;
   });
+  // `?.`: when the set-up failed, its own error is the one to see, not a knock-on one from the clean-up.
   afterEach(async () => {
-    await conn.close();
-    await server.stop();
+    await conn?.close();
+    await server?.stop();
   });
 
   it('rejects get, set and lock with TokenStoreUnavailableError instead of hanging when Redis stopped', async () => {
