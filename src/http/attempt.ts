@@ -70,7 +70,7 @@ export function attemptFetch(context: AttemptContext): (input: Request | URL | s
       url: request.url,
       route: context.route,
       attempt: retry + 1,
-      headers: headersView(outgoing.headers),
+      headers: headersView(outgoing.headers, token),
     }));
     const attempt = async (): Promise<Response> => {
       try {
@@ -82,7 +82,7 @@ export function attemptFetch(context: AttemptContext): (input: Request | URL | s
           route: context.route,
           attempt: retry + 1,
           status: response.status,
-          headers: headersView(response.headers),
+          headers: headersView(response.headers, token),
           requestId: response.headers.get('x-request-id') ?? undefined,
           durationMs: performance.now() - started,
         }));

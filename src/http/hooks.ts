@@ -3,6 +3,7 @@
  * a read-only view built only when the hook is set; none holds the Authorization header or any token, and a hook
  * that throws (or rejects) never breaks the call.
  */
+import { scrubSecrets } from '../scrub.js';
 
 /** What `onRequest` sees of an attempt about to be sent. */
 export interface RequestHookInfo {
@@ -14,7 +15,7 @@ export interface RequestHookInfo {
   readonly route: string;
   /** 1 for the first attempt. */
   readonly attempt: number;
-  /** The request headers, without `authorization`. */
+  /** The request headers, without `authorization`, `proxy-authorization` and `cookie`. */
   readonly headers: Readonly<Record<string, string>>;
 }
 
@@ -30,7 +31,7 @@ export interface ResponseHookInfo {
   readonly attempt: number;
   /** The HTTP status of the answer. */
   readonly status: number;
-  /** The answer's headers. */
+  /** The answer's headers, without `set-cookie`, and with the call's token cut out of any value. */
   readonly headers: Readonly<Record<string, string>>;
   /** `x-request-id`, when the service sent one. */
   readonly requestId: string | undefined;
@@ -75,11 +76,17 @@ export function callHook<T>(hook: ((info: T) => unknown) | undefined, info: () =
   }
 }
 
-/** Headers as a frozen plain object, without `authorization`. */
-export function headersView(headers: Headers): Readonly<Record<string, string>> {
+/** Credentials in either direction: never shown to a hook. */
+const HIDDEN = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
+
+/**
+ * Headers as a frozen plain object, without credentials (`authorization`, `proxy-authorization`, `cookie`,
+ * `set-cookie`), and with the call's token cut out of any other value (a server may echo it back).
+ */
+export function headersView(headers: Headers, token: string): Readonly<Record<string, string>> {
   const view: Record<string, string> = {};
   headers.forEach((value, name) => {
-    if (name !== 'authorization') view[name] = value;
+    if (!HIDDEN.has(name)) view[name] = scrubSecrets(value, [token]);
   });
   return Object.freeze(view);
 }

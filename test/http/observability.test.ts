@@ -156,6 +156,26 @@ describe('onRequest, onResponse and onRetry hooks', () => {
     expect((calls[0]![1]['headers'] as Record<string, string>)['accept']).toBe('application/json');
   });
 
+  it('never show a credential: cookies, proxy credentials and a token the server echoes in a header are left out', async () => {
+    const views: Array<Record<string, unknown>> = [];
+    const { sdk } = client(
+      () => Response.json(POST, { headers: { 'set-cookie': 'session=s3cr3t_cookie', 'x-echo': `Bearer ${TOKEN}`, 'x-request-id': 'req_1' } }),
+      {
+        headers: { cookie: 'sid=c00kie_value', 'proxy-authorization': 'Basic cHJveHlfc2VjcmV0', 'x-app': 'kept' },
+        onRequest: (info: Record<string, unknown>) => views.push(info),
+        onResponse: (info: Record<string, unknown>) => views.push(info),
+      },
+    );
+    await sdk.posts.get('post_1');
+    const [request, response] = views.map((view) => view['headers'] as Record<string, string>);
+    expect(Object.keys(request!)).not.toEqual(expect.arrayContaining(['cookie']));
+    expect(request).not.toHaveProperty('proxy-authorization');
+    expect(request).toMatchObject({ 'x-app': 'kept' });
+    expect(response).not.toHaveProperty('set-cookie');
+    expect(response!['x-echo']).toBe('Bearer [redacted]');
+    expect(JSON.stringify(views)).not.toMatch(new RegExp(`${TOKEN}|s3cr3t_cookie|c00kie_value|cHJveHlfc2VjcmV0`));
+  });
+
   it('a hook that throws or rejects never breaks the call', async () => {
     const { sdk } = client(undefined, {
       onRequest: () => {
