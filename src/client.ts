@@ -146,6 +146,10 @@ export class PostSched {
    */
   withOptions(overrides: PostSchedOverrides): PostSched {
     if (typeof overrides !== 'object' || overrides === null) invalidOption('overrides', 'must be an object of client options.');
+    // Not ignored in silence: a copy pointed elsewhere would carry this client's token there.
+    for (const name of ['baseUrl', 'auth'] as const) {
+      if ((overrides as Partial<PostSchedOptions>)[name] !== undefined) invalidOption(name, 'is kept by withOptions(): create a new PostSched.');
+    }
     const headers = checkedHeaders(this.#options.headers, 'headers');
     if (overrides.headers !== undefined) checkedHeaders(overrides.headers, 'headers').forEach((value, name) => headers.set(name, value));
     return new PostSched({ ...this.#options, ...overrides, headers, baseUrl: this.#baseUrl, auth: this.#options.auth });

@@ -163,5 +163,8 @@ describe('client.withOptions', () => {
   it('checks the overrides like the constructor does', () => {
     const client = new PostSched({ baseUrl: BASE, auth: 't' });
     expect(() => client.withOptions({ timeoutMs: -1 })).toThrow(ValidationError);
+    // A JavaScript caller's baseUrl or auth is refused, not dropped: the copy would otherwise quietly keep ours.
+    expect(() => client.withOptions({ baseUrl: 'https://elsewhere.example' } as never)).toThrow(/`baseUrl` is kept by withOptions\(\): create a new PostSched/);
+    expect(() => client.withOptions({ auth: 'tok_other' } as never)).toThrow(ValidationError);
   });
 });
