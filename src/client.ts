@@ -7,17 +7,18 @@ import { checkBaseUrl } from './base-url.js';
 import { toTokenSource, type Auth } from './http/auth.js';
 import type { Logger } from './http/logger.js';
 import type { APIPromise } from './http/api-promise.js';
+import { checkedQuery } from './http/extra-fields.js';
 import { checkedHeaders } from './http/headers.js';
 import type { Hooks } from './http/hooks.js';
 import { rawSpec, type RawRequestOptions, type RawWriteOptions } from './http/raw.js';
 import { Pipeline, type HeadersInput, type RequestOptions } from './http/request.js';
 import { userAgent, type AppInfo } from './http/user-agent.js';
-import { Paginator, pageParser, type ListParams } from './resources/pagination.js';
+import { listFields, Paginator, pageParser, type ListParams } from './resources/pagination.js';
 import { Accounts } from './resources/accounts.js';
 import { Analytics } from './resources/analytics.js';
 import { Media } from './resources/media.js';
 import { Posts } from './resources/posts.js';
-import { invalidOption } from './invalid-option.js';
+import { invalidOption, optionalFunction } from './invalid-option.js';
 import { inspectAs } from './oauth/inspect.js';
 
 export type { Auth } from './http/auth.js';
@@ -122,10 +123,10 @@ export class PostSched {
       maxRetryAfterMs: checkNumber(options.maxRetryAfterMs, 'maxRetryAfterMs', 60_000, 0, MAX_TIMEOUT_MS),
       maxResponseBytes: checkNumber(options.maxResponseBytes, 'maxResponseBytes', DEFAULT_MAX_RESPONSE_BYTES, 1, Number.MAX_SAFE_INTEGER),
       // Looked up per call, so a fetch patched after the client was built (msw, tracing) is used.
-      fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+      fetch: optionalFunction(options.fetch, 'fetch') ?? ((input, init) => globalThis.fetch(input, init)),
       logger: options.logger,
       headers,
-      hooks: { onRequest: hook(options.onRequest, 'onRequest'), onResponse: hook(options.onResponse, 'onResponse'), onRetry: hook(options.onRetry, 'onRetry') },
+      hooks: { onRequest: optionalFunction(options.onRequest, 'onRequest'), onResponse: optionalFunction(options.onResponse, 'onResponse'), onRetry: optionalFunction(options.onRetry, 'onRetry') },
     });
     this.#pipeline = pipeline;
     this.posts = new Posts(pipeline);
@@ -217,6 +218,10 @@ export class PostSched {
    */
   paginate<T = unknown>(path: string, options: RawListOptions<T> = {}): Paginator<T> {
     const { limit, pageSize, query, parseItem, ...requestOptions } = options;
+    if (limit !== undefined) listFields.limit(limit, ['limit']);
+    if (pageSize !== undefined) listFields.pageSize(pageSize, ['pageSize']);
+    optionalFunction(parseItem, 'parseItem');
+    if (query !== undefined) checkedQuery(query, 'query');
     const parsePage = pageParser<unknown>('a page');
     const parse = parseItem === undefined ? parsePage : (body: unknown) => {
       const page = parsePage(body);
@@ -237,11 +242,6 @@ export class PostSched {
   } {
     return { baseUrl: this.#baseUrl };
   }
-}
-
-function hook<T extends (info: never) => void>(value: T | undefined, name: string): T | undefined {
-  if (value !== undefined && typeof value !== 'function') invalidOption(name, 'must be a function.');
-  return value;
 }
 
 function checkNumber(value: number | undefined, name: string, fallback: number, min: number, max: number): number {

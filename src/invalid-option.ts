@@ -8,3 +8,9 @@ import { ValidationError } from './errors.js';
 export function invalidOption(name: string, problem: string, path: ReadonlyArray<string | number> = [name]): never {
   throw new ValidationError(`\`${name}\` ${problem}`, path);
 }
+
+/** `value` when it is a function or `undefined`; otherwise "`name` must be a function." */
+export function optionalFunction<T>(value: T, name: string): T {
+  if (value !== undefined && typeof value !== 'function') invalidOption(name, 'must be a function.');
+  return value;
+}

@@ -15,13 +15,21 @@ export function withExtraBody(json: unknown, extra: unknown): unknown {
   return { ...json, ...extra };
 }
 
-/** The query with `extra` merged in; each value a string, number or boolean (`undefined`: left out). */
+/** The query with `extra` merged in; each value a string, finite number or boolean (`undefined`: left out). */
 export function withExtraQuery(query: Query | undefined, extra: unknown): Query {
-  if (!isRecord(extra)) invalidOption('extraQuery', 'must be an object of query parameters, such as { status: "queued" }.');
-  for (const [name, value] of Object.entries(extra)) {
-    if (value !== undefined && typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
-      invalidOption(`extraQuery.${name}`, 'must be a string, number or boolean.', ['extraQuery', name]);
+  return { ...query, ...checkedQuery(extra, 'extraQuery') };
+}
+
+/**
+ * `query` checked as query parameters: an object whose values are strings, finite numbers or booleans (`undefined`
+ * is left out). An object, an array, a Date, `null` or `NaN` would be sent as text nobody meant (`[object Object]`).
+ */
+export function checkedQuery(query: unknown, name: 'query' | 'extraQuery'): Query {
+  if (!isRecord(query)) invalidOption(name, 'must be an object of query parameters, such as { status: "queued" }.');
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined && typeof value !== 'string' && typeof value !== 'boolean' && !Number.isFinite(value)) {
+      invalidOption(`${name}.${key}`, 'must be a string, a finite number or a boolean.', [name, key]);
     }
   }
-  return { ...query, ...(extra as Query) };
+  return query as Query;
 }

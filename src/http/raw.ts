@@ -4,7 +4,8 @@
  * time-outs and typed errors all apply. Only paths under the base URL are accepted: the bearer token must never
  * travel to another host.
  */
-import { invalidOption } from '../invalid-option.js';
+import { invalidOption, optionalFunction } from '../invalid-option.js';
+import { checkedQuery } from './extra-fields.js';
 import type { RequestOptions, RequestSpec, WriteRequestOptions } from './request.js';
 
 /** Query parameters of a raw call; `undefined` values are left out. */
@@ -57,6 +58,8 @@ export function relativePath(path: unknown): string {
 export function rawSpec<T>(method: RequestSpec<T>['method'], path: unknown, options: RawWriteOptions<T> = {}): RequestSpec<T> {
   const relative = relativePath(path);
   const { query, parse, body, ...requestOptions } = options;
+  if (query !== undefined) checkedQuery(query, 'query');
+  optionalFunction(parse, 'parse');
   return {
     method,
     path: relative,

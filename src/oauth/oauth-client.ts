@@ -12,7 +12,7 @@ import { toTokenSet } from './normalize.js';
 import { checkScopes } from './scopes.js';
 import { createTokenFetch, type FetchLike } from './token-fetch.js';
 import type { Scope, TokenSet } from './types.js';
-import { invalidOption } from '../invalid-option.js';
+import { invalidOption, optionalFunction } from '../invalid-option.js';
 
 /** Default time-out of one token request, body included. */
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -111,9 +111,7 @@ export class OAuthClient {
     if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
       invalidOption('timeoutMs', 'must be a positive number of milliseconds.');
     }
-    if (options.fetch !== undefined && typeof options.fetch !== 'function') {
-      invalidOption('fetch', 'must be a fetch-compatible function.');
-    }
+    optionalFunction(options.fetch, 'fetch');
 
     this.baseUrl = base.href;
     this.clientId = options.clientId;

@@ -7,7 +7,7 @@ import { ReauthorizationRequiredError, TokenStoreError, type TokenStoreOperation
 import { inspectAs } from './inspect.js';
 import { describeTokens, MemoryTokenStore } from './memory-token-store.js';
 import type { AccessTokenProvider, TokenSet, TokenStore } from './types.js';
-import { invalidOption } from '../invalid-option.js';
+import { invalidOption, optionalFunction } from '../invalid-option.js';
 
 /** Refresh this long before expiry, so a token handed out stays valid through the request that uses it. */
 const DEFAULT_REFRESH_MARGIN_MS = 60_000;
@@ -127,9 +127,7 @@ export class TokenManager implements AccessTokenProvider {
     if (typeof store.get !== 'function' || typeof store.set !== 'function') {
       invalidOption('store', 'must implement get() and set(tokens) (see TokenStore).');
     }
-    if (options.onTokens !== undefined && typeof options.onTokens !== 'function') {
-      invalidOption('onTokens', 'must be a function.');
-    }
+    optionalFunction(options.onTokens, 'onTokens');
     this.refreshMarginMs = milliseconds(options.refreshMarginMs, 'refreshMarginMs', DEFAULT_REFRESH_MARGIN_MS, 0);
     this.#storeTimeoutMs = milliseconds(options.storeTimeoutMs, 'storeTimeoutMs', DEFAULT_STORE_TIMEOUT_MS, 1);
     this.#lockTimeoutMs = milliseconds(options.lockTimeoutMs, 'lockTimeoutMs', DEFAULT_LOCK_TIMEOUT_MS, 1);

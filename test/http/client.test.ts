@@ -11,6 +11,7 @@ describe('new PostSched()', () => {
     [{ baseUrl: 'https://x.test', auth: 't', timeoutMs: 0 }, ['timeoutMs']],
     [{ baseUrl: 'https://x.test', auth: 't', maxRetries: -1 }, ['maxRetries']],
     [{ baseUrl: 'https://x.test', auth: 't', maxRetryAfterMs: 1.5 }, ['maxRetryAfterMs']],
+    [{ baseUrl: 'https://x.test', auth: 't', fetch: 'https://proxy.example' }, ['fetch']],
   ])('rejects %j with a ValidationError at %j', (options, path) => {
     let error: unknown;
     try {

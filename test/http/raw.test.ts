@@ -106,6 +106,23 @@ describe('client.get/post/put/patch/delete', () => {
     expect(seen).toHaveLength(0);
   });
 
+  it.each([
+    [{ query: { since: { after: 1 } } }, ['query', 'since']],
+    [{ query: { limit: Number.NaN } }, ['query', 'limit']],
+    [{ query: { limit: Number.POSITIVE_INFINITY } }, ['query', 'limit']],
+    [{ query: { at: new Date(0) } }, ['query', 'at']],
+    [{ query: { ids: ['a', 'b'] } }, ['query', 'ids']],
+    [{ query: { x: null } }, ['query', 'x']],
+    [{ query: 'status=active' }, ['query']],
+    [{ parse: 'json' }, ['parse']],
+  ])('refuses a query or parse that would send or do what nobody meant: %j', async (options, path) => {
+    const { client, seen } = recording();
+    const error = await client.get('/things', options as never).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).path).toEqual(path);
+    expect(seen).toHaveLength(0);
+  });
+
   it('a 401 on a raw call after the refresh is an AuthenticationError', async () => {
     const { client } = recording(() => Response.json({}, { status: 401 }));
     await expect(client.get('/things')).rejects.toBeInstanceOf(AuthenticationError);
@@ -121,6 +138,26 @@ describe('client.paginate', () => {
     const items = await client.paginate('/webhook-endpoints', { query: { active: true }, pageSize: 2, parseItem: (item) => (item as { n: number }).n }).toArray();
     expect(items).toEqual([1, 2, 3]);
     expect(seen.map((r) => new URL(r.url).search)).toEqual(['?active=true&limit=2', '?active=true&cursor=c2&limit=2']);
+  });
+
+  it.each([
+    [{ limit: -1 }, ['limit']],
+    [{ limit: 'all' }, ['limit']],
+    [{ pageSize: 0 }, ['pageSize']],
+    [{ pageSize: 1000 }, ['pageSize']],
+    [{ parseItem: true }, ['parseItem']],
+    [{ query: { active: Number.NaN } }, ['query', 'active']],
+  ])('refuses %j when called, before any page is fetched', (options, path) => {
+    const { client, seen } = recording();
+    let error: unknown;
+    try {
+      client.paginate('/things', options as never);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).path).toEqual(path);
+    expect(seen).toHaveLength(0);
   });
 
   it('stops at limit without fetching more pages', async () => {
