@@ -114,6 +114,7 @@ describe('the escape hatch: extraBody and extraQuery in the request options', ()
     ['extraBody on a call without a body', () => client().posts.get('p', { extraBody: { a: 1 } } as never), ['extraBody'], /applies to calls that send a JSON body/],
     ['extraBody that is not an object', () => client().posts.create({ account_ids: ['a'], publish_at }, { extraBody: 'x' as never }), ['extraBody'], /must be an object/],
     ['an extraQuery value that is an object', () => client().posts.get('p', { extraQuery: { a: {} as never } }), ['extraQuery', 'a'], /must be a string, a finite number or a boolean/],
+    ['an extraQuery value that is NaN', () => client().posts.get('p', { extraQuery: { a: Number.NaN } }), ['extraQuery', 'a'], /must be a string, a finite number or a boolean/],
   ])('refuses %s before anything is sent', async (_case, call, path, message) => {
     const seen = record();
     const error = await refusal(call);
