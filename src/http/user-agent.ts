@@ -42,7 +42,7 @@ function describeApp(app: AppInfo): string {
   return `${app.name}${app.version === undefined ? '' : `/${app.version}`}${app.url === undefined ? '' : ` (+${app.url})`}`;
 }
 
-/** `node/20.20.2`, `bun/1.4.5`, `deno/2.9.6`, `workerd`, `edge-runtime`; `''` when unknown; `null` in a browser. */
+/** `node/20.20.2`, `bun/1.4.5`, `deno/2.9.6`, `workerd`, `edge-runtime`; `''` when unknown; `null` in a browser or its workers. */
 function runtimeName(): string | null {
   const g = globalThis as {
     Bun?: { version?: unknown };
@@ -57,5 +57,8 @@ function runtimeName(): string | null {
   if (typeof g.EdgeRuntime === 'string') return 'edge-runtime';
   if (g.navigator?.userAgent === 'Cloudflare-Workers') return 'workerd';
   if (typeof g.process?.versions?.node === 'string') return `node/${g.process.versions.node}`;
-  return g.document === undefined ? '' : null;
+  // A browser page, or a browser's web or service worker (no `document` there, but a browser's navigator): a
+  // User-Agent set by a script is ignored or makes the request need a CORS preflight.
+  if (g.document !== undefined || String(g.navigator?.userAgent).startsWith('Mozilla/')) return null;
+  return '';
 }

@@ -51,6 +51,29 @@ describe('User-Agent and appInfo', () => {
   );
 });
 
+describe('User-Agent by runtime', () => {
+  it('sends none in a browser page or a browser worker (no document there), and the SDK alone elsewhere', async () => {
+    const { userAgent } = await import('../../src/http/user-agent.js');
+    const { vi } = await import('vitest');
+    const browser = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';
+    const seen: Array<string | undefined> = [];
+    for (const globals of [
+      { navigator: { userAgent: browser }, document: {} }, // a page
+      { navigator: { userAgent: browser }, document: undefined }, // a web or service worker
+      { navigator: undefined, document: undefined }, // an unknown runtime
+    ]) {
+      vi.stubGlobal('process', undefined);
+      for (const [name, value] of Object.entries(globals)) vi.stubGlobal(name, value);
+      try {
+        seen.push(userAgent(undefined));
+      } finally {
+        vi.unstubAllGlobals();
+      }
+    }
+    expect(seen).toEqual([undefined, undefined, `postsched-sdk/${version}`]);
+  });
+});
+
 describe('rate-limit state', () => {
   it.each([
     [{ 'ratelimit-limit': '100', 'ratelimit-remaining': '42', 'ratelimit-reset': '30' }, { limit: 100, remaining: 42, resetMs: 30_000 }],
