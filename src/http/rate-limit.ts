@@ -1,7 +1,8 @@
 /**
  * Rate-limit state read from an answer's headers: `RateLimit-Limit` / `-Remaining` / `-Reset` (draft-ietf-httpapi-
- * ratelimit-headers, the field-per-value versions), the structured `RateLimit` / `RateLimit-Policy` of its later
- * versions (`"default";r=50;t=30`, `"default";q=100;w=60`), and the `X-RateLimit-*` headers many services send.
+ * ratelimit-headers, the field-per-value versions), its one-dictionary `RateLimit` (`limit=100, remaining=50, reset=30`),
+ * the structured `RateLimit` / `RateLimit-Policy` of its later versions (`"default";r=50;t=30`, `"default";q=100;w=60`),
+ * and the `X-RateLimit-*` headers many services send.
  * Every value comes from the server: only short, non-negative whole numbers are taken, anything else is left out.
  */
 
@@ -23,11 +24,11 @@ const EPOCH_SECONDS_2024 = 1_704_067_200;
 
 /** The rate-limit state of `headers`, or `undefined` when none of the headers is there. */
 export function parseRateLimit(headers: Headers, now: number = Date.now()): RateLimitInfo | undefined {
-  const structured = member(headers.get('ratelimit'));
-  const policy = member(headers.get('ratelimit-policy'));
-  const limit = whole(headers.get('ratelimit-limit')) ?? policy?.['q'] ?? whole(headers.get('x-ratelimit-limit'));
-  const remaining = whole(headers.get('ratelimit-remaining')) ?? structured?.['r'] ?? whole(headers.get('x-ratelimit-remaining'));
-  const reset = whole(headers.get('ratelimit-reset')) ?? structured?.['t'] ?? whole(headers.get('x-ratelimit-reset'));
+  const structured = params(headers.get('ratelimit'));
+  const policy = params(headers.get('ratelimit-policy'));
+  const limit = whole(headers.get('ratelimit-limit')) ?? policy?.['q'] ?? structured?.['limit'] ?? whole(headers.get('x-ratelimit-limit'));
+  const remaining = whole(headers.get('ratelimit-remaining')) ?? structured?.['r'] ?? structured?.['remaining'] ?? whole(headers.get('x-ratelimit-remaining'));
+  const reset = whole(headers.get('ratelimit-reset')) ?? structured?.['t'] ?? structured?.['reset'] ?? whole(headers.get('x-ratelimit-reset'));
   if (limit === undefined && remaining === undefined && reset === undefined) return undefined;
   const resetMs = reset === undefined ? undefined : reset >= EPOCH_SECONDS_2024 ? Math.max(0, reset * 1000 - now) : reset * 1000;
   return { limit, remaining, resetMs };
@@ -38,15 +39,19 @@ function whole(value: string | null): number | undefined {
   return text !== undefined && NUMBER.test(text) ? Number(text) : undefined;
 }
 
-/** The parameters of the first member of a structured-field list: `"default";r=50;t=30` → `{ r: 50, t: 30 }`. */
-function member(value: string | null): Record<string, number> | undefined {
+/**
+ * The `key=number` pairs of a structured field, the first of each key kept: `"default";r=50;t=30, "day";r=900`
+ * (later drafts: the first policy wins) → `{ r: 50, t: 30 }`; `limit=100, remaining=50, reset=30` (drafts up to
+ * 06, one dictionary) → `{ limit: 100, remaining: 50, reset: 30 }`.
+ */
+function params(value: string | null): Record<string, number> | undefined {
   if (value === null || value.length > 500) return undefined;
-  const first = value.split(',')[0] ?? '';
-  const params: Record<string, number> = {};
-  for (const part of first.split(';').slice(1)) {
+  const found: Record<string, number> = {};
+  for (const part of value.split(/[;,]/)) {
     const [key, raw] = part.split('=');
+    const name = key!.trim();
     const number = whole(raw ?? null);
-    if (key !== undefined && number !== undefined) params[key.trim()] = number;
+    if (number !== undefined && !(name in found)) found[name] = number;
   }
-  return params;
+  return found;
 }

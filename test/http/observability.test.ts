@@ -78,6 +78,10 @@ describe('rate-limit state', () => {
   it.each([
     [{ 'ratelimit-limit': '100', 'ratelimit-remaining': '42', 'ratelimit-reset': '30' }, { limit: 100, remaining: 42, resetMs: 30_000 }],
     [{ ratelimit: '"default";r=7;t=12', 'ratelimit-policy': '"default";q=50;w=60' }, { limit: 50, remaining: 7, resetMs: 12_000 }],
+    // Two policies: the first one's values, not the second's.
+    [{ ratelimit: '"minute";r=3;t=20, "day";r=900;t=80000', 'ratelimit-policy': '"minute";q=10;w=60, "day";q=1000;w=86400' }, { limit: 10, remaining: 3, resetMs: 20_000 }],
+    // The one-dictionary form of the drafts up to 06.
+    [{ ratelimit: 'limit=100, remaining=50, reset=30' }, { limit: 100, remaining: 50, resetMs: 30_000 }],
     [{ 'x-ratelimit-limit': '5000', 'x-ratelimit-remaining': '4999' }, { limit: 5000, remaining: 4999, resetMs: undefined }],
     [{ 'x-ratelimit-limit': 'lots', 'x-ratelimit-remaining': '-1', 'ratelimit-reset': '1e400' }, undefined],
   ])('withResponse().rateLimit reads %j', async (headers, expected) => {
