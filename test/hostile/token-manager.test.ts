@@ -11,6 +11,15 @@ import { RecordingStore, RotatingService } from './rotation-rig.js';
 
 const never = () => new Promise<never>(() => {});
 
+
+/** Two managers on one store whose first write reaches the store and then reports a failure (a time-out). */
+function twoManagersWhoseFirstWriteLandsThenFails() {
+  const service = new RotatingService();
+  const store = new RecordingStore(new MemoryTokenStore(service.initial()));
+  let calls = 0;
+  store.onSet = () => (++calls === 1 ? 'land-then-fail' : undefined);
+  return { store, first: new TokenManager({ oauth: service, store }), second: new TokenManager({ oauth: service, store }) };
+}
 describe('a rotated refresh token is never lost (item 2, two managers on one store)', () => {
   it('onTokens fails once: the manager does not later write its older tokens over the newer rotation', async () => {
     const service = new RotatingService();
@@ -38,12 +47,7 @@ describe('a rotated refresh token is never lost (item 2, two managers on one sto
   });
 
   it('a write that failed but landed: settled by re-reading, never repeated over a newer rotation', async () => {
-    const service = new RotatingService();
-    const store = new RecordingStore(new MemoryTokenStore(service.initial()));
-    let calls = 0;
-    store.onSet = () => (++calls === 1 ? 'land-then-fail' : undefined);
-    const first = new TokenManager({ oauth: service, store });
-    const second = new TokenManager({ oauth: service, store });
+    const { store, first, second } = twoManagersWhoseFirstWriteLandsThenFails();
 
     await expect(first.getAccessToken()).rejects.toBeInstanceOf(TokenStoreError); // rt_2 landed, the call failed
     expect(await second.forceRefresh('at_2')).toBe('at_3');
@@ -53,12 +57,7 @@ describe('a rotated refresh token is never lost (item 2, two managers on one sto
   });
 
   it('getTokens() after a failed save gives the newest tokens: the pending ones, or the store\'s once it moved past them', async () => {
-    const service = new RotatingService();
-    const store = new RecordingStore(new MemoryTokenStore(service.initial()));
-    let calls = 0;
-    store.onSet = () => (++calls === 1 ? 'land-then-fail' : undefined);
-    const first = new TokenManager({ oauth: service, store });
-    const second = new TokenManager({ oauth: service, store });
+    const { first, second } = twoManagersWhoseFirstWriteLandsThenFails();
     await expect(first.getAccessToken()).rejects.toBeInstanceOf(TokenStoreError);
     expect((await first.getTokens())?.refreshToken).toBe('rt_2');
     await second.forceRefresh('at_2');
