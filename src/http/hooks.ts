@@ -85,8 +85,9 @@ const HIDDEN = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-c
  */
 export function headersView(headers: Headers, token: string): Readonly<Record<string, string>> {
   const view: Record<string, string> = {};
+  const secrets = [token];
   headers.forEach((value, name) => {
-    if (!HIDDEN.has(name)) view[name] = scrubSecrets(value, [token]);
+    if (!HIDDEN.has(name)) view[name] = scrubSecrets(value, secrets);
   });
   return Object.freeze(view);
 }
