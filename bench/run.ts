@@ -15,6 +15,7 @@ import { ensureBuilt } from './lib/build.js';
 import { measureAccessToken } from './measures/access-token.js';
 import { measureBundles } from './measures/bundle.js';
 import { measureColdImport } from './measures/cold-import.js';
+import { measureCpuProfile } from './measures/cpu-profile.js';
 import { measureLatency } from './measures/latency.js';
 import { measurePaginationHeap } from './measures/pagination-heap.js';
 import { measureParseCost } from './measures/parse-cost.js';
@@ -33,6 +34,7 @@ const measures: Measure[] = [
   { name: 'webhooks', titled: 'Webhook verification', run: () => measureWebhooks({ quick }) },
   { name: 'latency', titled: 'Latency of one GET', usesDist: true, run: () => measureLatency({ quick }) },
   { name: 'throughput', titled: 'Throughput at', usesDist: true, run: () => measureThroughput({ quick }) },
+  { name: 'cpu-profile', titled: 'Where the CPU of posts.get goes', usesDist: true, run: () => measureCpuProfile({ quick }) },
   { name: 'access-token', titled: 'getAccessToken()', run: () => measureAccessToken({ quick }) },
   { name: 'parse-cost', titled: 'Parse cost', run: () => measureParseCost({ quick }) },
   { name: 'upload-memory', titled: 'Peak memory', run: () => measureUploadMemory({ quick }) },

@@ -31,7 +31,7 @@ export interface LoopbackJsonServer {
 }
 
 /** Starts the server in its own process; with `cpus` (a taskset list), pinned to those cores. */
-async function startJsonServer(cpus?: string): Promise<LoopbackJsonServer> {
+export async function startJsonServer(cpus?: string): Promise<LoopbackJsonServer> {
   const server = [process.execPath, new URL('../servers/fixed-json.mjs', import.meta.url).pathname];
   // taskset execs node in its own place, so the child's pid is the server's.
   const [command, ...args] = cpus === undefined ? server : ['taskset', '-c', cpus, ...server];

@@ -48,8 +48,9 @@ export function toMarkdown(sections: Section[], header: string): string {
     out.push(`| Contender | ${s.unit} | Ratio | Note |`, '|---|---:|---:|---|');
     for (const r of s.rows) out.push(`| ${r.name} | ${r.value} | ${r.ratio ?? ''} | ${r.note ?? ''} |`);
     out.push('');
-    for (const line of verdictLines(s)) out.push(`${line}  `);
-    out.push('');
+    const verdicts = verdictLines(s);
+    for (const line of verdicts) out.push(`${line}  `);
+    if (verdicts.length > 0) out.push('');
     for (const n of s.notes ?? []) out.push(`- ${n}`);
     if ((s.notes ?? []).length > 0) out.push('');
   }
