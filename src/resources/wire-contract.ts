@@ -83,11 +83,13 @@ export const inputs = {
 } as const satisfies Record<string, InputContract>;
 
 /**
- * The webhook event data (spec §2 and §6): given, and checked by `@postsched/sdk/webhooks` (src/webhooks), which
+ * The webhook event data (spec §2 and §6): given for `post.published`, and checked there by `@postsched/sdk/webhooks` (src/webhooks), which
  * imports nothing from here so that entry stays small. Listed so this module states the whole contract.
  */
 export const webhookData = {
+  /** Shown for `post.published` only (§6: "Data fields for events other than post.published: not shown"). */
+  givenFor: 'post.published',
   given: { id: 'string', account_ids: 'string[]', published_at: 'string' },
-  /** `published_at` is shown for `post.published` only. */
-  givenFor: { published_at: 'post.published' },
+  /** Typed on the other known events, but not checked: their data comes back as sent. */
+  assumedElsewhere: { id: 'string', account_ids: 'string[]' },
 } as const;

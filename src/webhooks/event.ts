@@ -3,19 +3,25 @@ import { isRecord } from '../is-record.js';
 import { reject } from './errors.js';
 
 /**
- * `data` of every post event: the post id and its target accounts. Other fields the service sends are kept
- * (assumptions.md "Webhook data of events other than post.published").
+ * `data` of `post.scheduled`, `post.failed` and `post.deleted`. The spec shows the data of `post.published` only
+ * (§6: "Data fields for events other than post.published: not shown"), so `id` and `account_ids` are typed here as
+ * what they probably are, but not required: a correctly signed event comes back whatever its data holds, each field
+ * as the service sent it (assumptions.md "Webhook data of events other than post.published").
  */
 export interface WebhookPostData {
+  /** Post identifier (assumed: check it before use). */
+  id?: string | undefined;
+  /** Identifiers of the accounts the post targets (assumed: check it before use). */
+  account_ids?: string[] | undefined;
+  [field: string]: unknown;
+}
+
+/** `data` of `post.published` (spec §2 and §6): the post, its target accounts, and when it went out. Checked. */
+export interface PostPublishedData extends WebhookPostData {
   /** Post identifier. */
   id: string;
   /** Identifiers of the accounts the post targets. */
   account_ids: string[];
-  [field: string]: unknown;
-}
-
-/** `data` of `post.published`: also when it went out. */
-export interface PostPublishedData extends WebhookPostData {
   /** ISO 8601 UTC timestamp of publication. */
   published_at: string;
 }
@@ -68,7 +74,7 @@ export interface UnknownWebhookEvent {
  * @example
  * switch (event.event) {
  *   case 'post.published': console.log(event.data.id, event.data.published_at); break
- *   case 'post.failed': alertOwner(event.data.account_ids); break
+ *   case 'post.failed': alertOwner(event.data.account_ids ?? []); break
  *   case 'unknown': console.warn('new event type', event.originalEvent); break
  * }
  */
@@ -91,7 +97,7 @@ function invalid(field: string): never {
   return reject('invalid_event', `Signed body is not an event: bad ${field}`);
 }
 
-/** Checks the envelope (and the known fields of known events); returns the parsed body itself. */
+/** Checks the envelope (and the data of post.published); returns the parsed body itself. */
 export function toWebhookEvent(body: unknown): WebhookEvent {
   if (!isRecord(body)) invalid('body (not an object)');
   const { event, created_at: createdAt, data } = body;
@@ -101,9 +107,12 @@ export function toWebhookEvent(body: unknown): WebhookEvent {
   if (!(WEBHOOK_EVENT_TYPES as readonly string[]).includes(event)) {
     return { ...body, event: 'unknown', originalEvent: event } as UnknownWebhookEvent;
   }
-  if (typeof data.id !== 'string') invalid('data.id');
-  const accounts = data.account_ids;
-  if (!Array.isArray(accounts) || !accounts.every((id) => typeof id === 'string')) invalid('data.account_ids');
-  if (event === 'post.published' && typeof data.published_at !== 'string') invalid('data.published_at');
+  // Only post.published has its data shown by the spec; the data of the other events is returned as sent.
+  if (event === 'post.published') {
+    if (typeof data.id !== 'string') invalid('data.id');
+    const accounts = data.account_ids;
+    if (!Array.isArray(accounts) || !accounts.every((id) => typeof id === 'string')) invalid('data.account_ids');
+    if (typeof data.published_at !== 'string') invalid('data.published_at');
+  }
   return body as unknown as KnownWebhookEvent;
 }

@@ -20,7 +20,7 @@ import { checkSignature, verifySigned, type VerifyWebhookClockOptions } from './
  * @example
  * on: {
  *   'post.published': (event) => queue.add('published', { postId: event.data.id, at: event.data.published_at }),
- *   'post.failed': async (event) => alertOwner(event.data.account_ids),
+ *   'post.failed': async (event) => alertOwner(event.data.account_ids ?? []),
  * }
  */
 export type WebhookEventHandlers = {

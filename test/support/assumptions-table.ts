@@ -46,10 +46,11 @@ export function renderTable(): string {
     const names = (list: readonly string[]) => list.map((name) => `\`${name}\``);
     rows.push(`| ${INPUT_LABELS[key]} | ${cell(names(contract.given))} | ${cell(names(contract.assumed))} |`);
   }
-  const webhook = typed(webhookData.given).map((field) =>
-    field.startsWith('`published_at`') ? `${field} in \`${webhookData.givenFor.published_at}\`` : field,
+  const elsewhere = `${typed(webhookData.assumedElsewhere).join(', ')} in the other events (typed, not checked)`;
+  rows.push(
+    `| Webhook event \`data\` (\`@postsched/sdk/webhooks\`) | in \`${webhookData.givenFor}\`: ${cell(typed(webhookData.given))} | ` +
+      `${elsewhere}; every other field, kept as sent |`,
   );
-  rows.push(`| Webhook event \`data\` (\`@postsched/sdk/webhooks\`) | ${cell(webhook)} | every other field, kept as sent |`);
   return rows.join('\n');
 }
 

@@ -40,6 +40,19 @@ describe.each(backends)('verifyWebhook ($name)', ({ api }) => {
       expect(event.data.id).toBe('post_🎉');
     });
 
+    // The spec shows the data of post.published only (§6: other events' data fields "not shown"): a correctly signed
+    // post.scheduled, post.failed or post.deleted comes back whatever its data holds, as the service sent it.
+    it.each([
+      ['post.scheduled', {}],
+      ['post.failed', { id: 42, account_ids: 'acc_1', reason: 'token revoked' }],
+      ['post.deleted', { id: 'post_1' }],
+      ['post.deleted', { account_ids: [1, null] }],
+    ])('accepts a signed %s whose data is %j, unchanged', async (name, data) => {
+      const body = JSON.stringify({ event: name, created_at: '2024-05-01T12:00:00Z', data });
+      const event = await verify({ body, signature: header(SECRET, T, body) });
+      expect(event).toEqual({ event: name, created_at: '2024-05-01T12:00:00Z', data });
+    });
+
     it('matches the signature of an empty body, then reports it is not JSON', async () => {
       expect(await reasonOf({ body: '', signature: header(SECRET, T, '') })).toBe('invalid_json');
       expect(await reasonOf({ body: '', signature: header('other', T, '') })).toBe('no_matching_signature');
@@ -85,8 +98,10 @@ describe.each(backends)('verifyWebhook ($name)', ({ api }) => {
       ['invalid_event', 'a signed event without data', signedAs('{"event":"post.failed","created_at":"x"}')],
       ['invalid_event', 'a published event without published_at', signedAs(
         '{"event":"post.published","created_at":"x","data":{"id":"p","account_ids":[]}}')],
-      ['invalid_event', 'non-string account ids', signedAs(
-        '{"event":"post.deleted","created_at":"x","data":{"id":"p","account_ids":[1]}}')],
+      ['invalid_event', 'non-string account ids on post.published', signedAs(
+        '{"event":"post.published","created_at":"x","data":{"id":"p","account_ids":[1],"published_at":"y"}}')],
+      ['invalid_event', 'a published event without id', signedAs(
+        '{"event":"post.published","created_at":"x","data":{"account_ids":[],"published_at":"y"}}')],
     ] as const)('%s for %s', async (reason, _, options) => {
       const error = await thrown(() => verify(options as never));
       expect(error).toBeInstanceOf(WebhookVerificationError);
