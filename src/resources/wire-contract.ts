@@ -83,8 +83,9 @@ export const inputs = {
 } as const satisfies Record<string, InputContract>;
 
 /**
- * The webhook event data (spec §2 and §6): given for `post.published`, and checked there by `@postsched/sdk/webhooks` (src/webhooks), which
- * imports nothing from here so that entry stays small. Listed so this module states the whole contract.
+ * The webhook event data (spec §2 and §6): given for `post.published`, and checked there by
+ * `@postsched/sdk/webhooks` (src/webhooks), which imports nothing from here so that entry stays small. Listed so
+ * this module states the whole contract.
  */
 export const webhookData = {
   /** Shown for `post.published` only (§6: "Data fields for events other than post.published: not shown"). */
