@@ -8,9 +8,9 @@
  */
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
-import ky from 'ky';
 import type { PostSched as PostSchedClass } from '@postsched/sdk';
 import { startJsonServer } from './lib/get-contenders.js';
+import { BENCH_TOKEN, kyAlone } from './lib/ky-alone.js';
 import { median } from './lib/stats.js';
 
 const builds = process.argv.slice(2);
@@ -20,7 +20,7 @@ if (builds.length === 0) {
 }
 const rounds = 30;
 const perRound = 600;
-const token = 'tok_bench_0123456789';
+const token = BENCH_TOKEN;
 
 const server = await startJsonServer();
 try {
@@ -30,8 +30,7 @@ try {
     const client = new PostSched({ baseUrl: server.origin, auth: token });
     contenders.set(dir, () => client.posts.get('p_1'));
   }
-  const headers = { authorization: `Bearer ${token}`, accept: 'application/json' };
-  contenders.set('ky alone', () => ky.get(`${server.origin}/posts/p_1`, { headers }).json());
+  contenders.set('ky alone', kyAlone(server.origin));
 
   for (const get of contenders.values()) for (let i = 0; i < 2000; i++) await get();
   const ratios = new Map([...contenders.keys()].map((name) => [name, [] as number[]]));

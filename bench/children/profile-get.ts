@@ -11,14 +11,13 @@
  */
 import http from 'node:http';
 import { Session } from 'node:inspector/promises';
-import ky from 'ky';
 import type { PostSched as PostSchedClass } from '@postsched/sdk';
+import { BENCH_TOKEN, kyAlone } from '../lib/ky-alone.js';
 import { ownerOf, type Owner } from '../lib/owners.js';
 
 const [mode, origin, callsArg] = process.argv.slice(2) as [string, string, string];
 const calls = Number(callsArg);
-const token = 'tok_bench_0123456789';
-const headers = { authorization: `Bearer ${token}`, accept: 'application/json' };
+const token = BENCH_TOKEN;
 
 // The built package, as the latency measure loads it (bench/lib/get-contenders.ts says why not the sources).
 const { PostSched } = (await import(new URL('../../dist/index.node.js', import.meta.url).href)) as { PostSched: typeof PostSchedClass };
@@ -57,7 +56,7 @@ const contenders: Record<string, () => Promise<{ id: string }>> = {
     const client = new PostSched({ baseUrl: origin, auth: token });
     return () => client.posts.get('p_1');
   })(),
-  kyPlain: () => ky.get(`${origin}/posts/p_1`, { headers }).json<{ id: string }>(),
+  kyPlain: kyAlone(origin),
   oursNodeHttp: (() => {
     const client = new PostSched({ baseUrl: origin, auth: token, fetch: nodeHttpFetch });
     return () => client.posts.get('p_1');

@@ -11,6 +11,7 @@ import ky from 'ky';
 import OpenAI from 'openai';
 import Stripe from 'stripe';
 import type { PostSched as PostSchedClass } from '@postsched/sdk';
+import { BENCH_HEADERS, BENCH_TOKEN, kyAlone } from './ky-alone.js';
 
 export type GetContender = 'floor' | 'kyPlain' | 'kySdkOptions' | 'ours' | 'openai' | 'stripe';
 
@@ -59,18 +60,18 @@ async function builtSdk(): Promise<{ PostSched: typeof PostSchedClass }> {
 }
 
 function getContenders(origin: string, PostSched: typeof PostSchedClass): Record<GetContender, () => Promise<{ id: string }>> {
-  const token = 'tok_bench_0123456789';
+  const token = BENCH_TOKEN;
   const ours = new PostSched({ baseUrl: origin, auth: token });
   const openai = new OpenAI({ apiKey: token, baseURL: origin });
   const { port } = new URL(origin);
   const stripe = new Stripe('sk_test_bench', { host: '127.0.0.1', port, protocol: 'http' });
   const url = `${origin}/posts/p_1`;
-  const headers = { authorization: `Bearer ${token}`, accept: 'application/json' };
+  const headers = BENCH_HEADERS;
   // What src/http/request.ts gives ky on every call, less its own hooks (the fetch wrapper, the retry rules).
   const sdkOptions = { prefixUrl: origin, headers, timeout: 30_000, retry: { limit: 2 }, redirect: 'manual' } as const;
   return {
     floor: async () => JSON.parse(await (await fetch(url, { headers })).text()) as { id: string },
-    kyPlain: () => ky.get(url, { headers }).json<{ id: string }>(),
+    kyPlain: kyAlone(origin),
     kySdkOptions: () => ky.get('posts/p_1', sdkOptions).json<{ id: string }>(),
     ours: () => ours.posts.get('p_1'),
     openai: () => openai.get<{ id: string }>('/posts/p_1'),
