@@ -3,7 +3,7 @@
  * resources on it.
  */
 import { ValidationError } from './errors.js';
-import { checkBaseUrl } from './base-url.js';
+import { CLIENT_SETUP, setUpClient, type ClientSetup } from './client-setup.js';
 import { toTokenSource, type Auth } from './http/auth.js';
 import type { Logger } from './http/logger.js';
 import type { APIPromise } from './http/api-promise.js';
@@ -12,7 +12,7 @@ import { checkedHeaders } from './http/headers.js';
 import type { Hooks } from './http/hooks.js';
 import { rawSpec, type RawRequestOptions, type RawWriteOptions } from './http/raw.js';
 import { Pipeline, type HeadersInput, type RequestOptions } from './http/request.js';
-import { userAgent, type AppInfo } from './http/user-agent.js';
+import type { AppInfo } from './http/user-agent.js';
 import { listFields, Paginator, pageParser, type ListParams } from './resources/pagination.js';
 import { Accounts } from './resources/accounts.js';
 import { Analytics } from './resources/analytics.js';
@@ -76,12 +76,6 @@ export interface RawListOptions<T = unknown> extends ListParams, Omit<RawRequest
   parseItem?: (item: unknown) => T;
 }
 
-/** Default `maxResponseBytes`: 32 MiB, thousands of times a page of posts, far below what would hurt a process. */
-const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
-
-/** `setTimeout`'s ceiling (ky refuses more). */
-const MAX_TIMEOUT_MS = 2_147_483_647;
-
 /**
  * The Post Scheduling Service client.
  *
@@ -93,47 +87,45 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
  * for await (const account of client.accounts.list()) console.log(account.name)
  */
 export class PostSched {
-  /** Schedule, read, change, cancel and list posts. */
-  readonly posts: Posts;
-  /** The user's connected social accounts. */
-  readonly accounts: Accounts;
-  /** Streamed uploads to the media library. */
-  readonly media: Media;
-  /** Post-level analytics. */
-  readonly analytics: Analytics;
-  readonly #baseUrl: string;
-  readonly #options: PostSchedOptions;
+  readonly #setup: ClientSetup;
+  readonly #auth: Auth;
   readonly #pipeline: Pipeline;
+  // Made on first use: a client per user (UserClients) costs little until it is used.
+  #posts: Posts | undefined;
+  #accounts: Accounts | undefined;
+  #media: Media | undefined;
+  #analytics: Analytics | undefined;
 
   constructor(options: PostSchedOptions) {
     if (typeof options !== 'object' || options === null) {
       throw new ValidationError('new PostSched() needs an options object: { baseUrl, auth }.', []);
     }
-    // https only (bearer tokens travel with every request), loopback http for development and tests.
-    this.#baseUrl = checkBaseUrl(options.baseUrl).href;
-    this.#options = options;
-    const headers = checkedHeaders(options.headers, 'headers');
-    const agent = userAgent(options.appInfo);
-    if (agent !== undefined && !headers.has('user-agent')) headers.set('user-agent', agent);
-    const pipeline = new Pipeline({
-      baseUrl: this.#baseUrl,
-      tokens: toTokenSource(options.auth),
-      timeoutMs: checkNumber(options.timeoutMs, 'timeoutMs', 30_000, 1, MAX_TIMEOUT_MS),
-      maxRetries: checkNumber(options.maxRetries, 'maxRetries', 2, 0, 10),
-      maxRetryAfterMs: checkNumber(options.maxRetryAfterMs, 'maxRetryAfterMs', 60_000, 0, MAX_TIMEOUT_MS),
-      maxResponseBytes: checkNumber(options.maxResponseBytes, 'maxResponseBytes', DEFAULT_MAX_RESPONSE_BYTES, 1, Number.MAX_SAFE_INTEGER),
-      // Looked up per call, so a fetch patched after the client was built (msw, tracing) is used.
-      fetch: optionalFunction(options.fetch, 'fetch') ?? ((input, init) => globalThis.fetch(input, init)),
-      logger: options.logger,
-      headers,
-      hooks: { onRequest: optionalFunction(options.onRequest, 'onRequest'), onResponse: optionalFunction(options.onResponse, 'onResponse'), onRetry: optionalFunction(options.onRetry, 'onRetry') },
-    });
-    this.#pipeline = pipeline;
-    this.posts = new Posts(pipeline);
-    this.accounts = new Accounts(pipeline);
-    this.media = new Media(pipeline);
-    this.analytics = new Analytics(pipeline);
-    inspectAs(this, () => `PostSched { baseUrl: '${this.#baseUrl}' }`);
+    // UserClients passes the setup it made once for all its users; anyone else's options are checked here.
+    const setup = (options as { [CLIENT_SETUP]?: ClientSetup })[CLIENT_SETUP] ?? setUpClient(options);
+    this.#setup = setup;
+    this.#auth = options.auth;
+    this.#pipeline = new Pipeline(setup.config, toTokenSource(options.auth));
+    inspectAs(this, describeClient);
+  }
+
+  /** Schedule, read, change, cancel and list posts. */
+  get posts(): Posts {
+    return (this.#posts ??= new Posts(this.#pipeline));
+  }
+
+  /** The user's connected social accounts. */
+  get accounts(): Accounts {
+    return (this.#accounts ??= new Accounts(this.#pipeline));
+  }
+
+  /** Streamed uploads to the media library. */
+  get media(): Media {
+    return (this.#media ??= new Media(this.#pipeline));
+  }
+
+  /** Post-level analytics. */
+  get analytics(): Analytics {
+    return (this.#analytics ??= new Analytics(this.#pipeline));
   }
 
   /**
@@ -151,9 +143,10 @@ export class PostSched {
     for (const name of ['baseUrl', 'auth'] as const) {
       if ((overrides as Partial<PostSchedOptions>)[name] !== undefined) invalidOption(name, 'is kept by withOptions(): create a new PostSched.');
     }
-    const headers = checkedHeaders(this.#options.headers, 'headers');
+    const { options, config } = this.#setup;
+    const headers = checkedHeaders(options.headers, 'headers');
     if (overrides.headers !== undefined) checkedHeaders(overrides.headers, 'headers').forEach((value, name) => headers.set(name, value));
-    return new PostSched({ ...this.#options, ...overrides, headers, baseUrl: this.#baseUrl, auth: this.#options.auth });
+    return new PostSched({ ...options, ...overrides, headers, baseUrl: config.baseUrl, auth: this.#auth });
   }
 
   /**
@@ -240,14 +233,11 @@ export class PostSched {
     /** The base URL. */
     baseUrl: string;
   } {
-    return { baseUrl: this.#baseUrl };
+    return { baseUrl: this.#setup.config.baseUrl };
   }
 }
 
-function checkNumber(value: number | undefined, name: string, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    invalidOption(name, `must be an integer from ${min} to ${max}.`);
-  }
-  return value;
+/** The client's `util.inspect` view (see inspectAs): one function for every client, called on the client. */
+function describeClient(this: PostSched): string {
+  return `PostSched { baseUrl: '${this.toJSON().baseUrl}' }`;
 }

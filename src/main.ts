@@ -4,3 +4,4 @@ export * from './oauth/types.js';
 export * from './oauth/index.js';
 export * from './client.js';
 export * from './resources/index.js';
+export * from './user-clients.js';

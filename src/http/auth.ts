@@ -37,20 +37,33 @@ export function toTokenSource(auth: Auth): TokenSource {
     // Asking the function again is the only refresh it offers; a 401 stands if it returns the same token.
     return { peek: () => undefined, get: call, refresh: async (rejected) => ifNewer(await call(), rejected) };
   }
-  if (typeof auth === 'object' && auth !== null && typeof auth.getAccessToken === 'function') {
-    const peek = (auth as { peekAccessToken?: () => string | undefined }).peekAccessToken;
-    return {
-      // TokenManager's cache read, without a promise: the hot path of every call with a fresh token.
-      peek: typeof peek === 'function' ? () => {
-        const token = peek.call(auth);
-        return token === undefined ? undefined : checkToken(token);
-      } : () => undefined,
-      get: async () => checkToken(await auth.getAccessToken()),
-      refresh: async (rejected) =>
-        typeof auth.forceRefresh === 'function' ? ifNewer(checkToken(await auth.forceRefresh(rejected)), rejected) : undefined,
-    };
-  }
+  if (typeof auth === 'object' && auth !== null && typeof auth.getAccessToken === 'function') return new ProviderSource(auth);
   return invalidOption('auth', 'must be a TokenManager (with getAccessToken()), an access token, or a function returning one.');
+}
+
+/** A `TokenManager` (or any `AccessTokenProvider`) as a token source: one small object per client, no closures. */
+class ProviderSource implements TokenSource {
+  readonly #auth: AccessTokenProvider & { peekAccessToken?: () => string | undefined };
+
+  constructor(auth: AccessTokenProvider) {
+    this.#auth = auth;
+  }
+
+  /** TokenManager's cache read, without a promise: the hot path of every call with a fresh token. */
+  peek(): string | undefined {
+    const auth = this.#auth;
+    const token = typeof auth.peekAccessToken === 'function' ? auth.peekAccessToken() : undefined;
+    return token === undefined ? undefined : checkToken(token);
+  }
+
+  async get(): Promise<string> {
+    return checkToken(await this.#auth.getAccessToken());
+  }
+
+  async refresh(rejected: string): Promise<string | undefined> {
+    const auth = this.#auth;
+    return typeof auth.forceRefresh === 'function' ? ifNewer(checkToken(await auth.forceRefresh(rejected)), rejected) : undefined;
+  }
 }
 
 function ifNewer(token: string, rejected: string): string | undefined {

@@ -62,18 +62,22 @@ export interface WriteRequestOptions extends RequestOptions {
   extraBody?: Record<string, unknown>;
 }
 
-/** The client settings the pipeline needs (see `PostSchedOptions`). */
+/**
+ * The client settings the pipeline needs (see `PostSchedOptions`), computed once from the options: clients made from
+ * the same options share one (src/client-setup.ts).
+ */
 export interface PipelineConfig {
   baseUrl: string;
-  tokens: TokenSource;
+  /** The base URL's origin, for tracing and hooks. */
+  origin: string;
+  /** The headers every call sends (the client's, the User-Agent among them, `accept`), as ky takes them. */
+  headers: Readonly<Record<string, string>>;
   timeoutMs: number;
   maxRetries: number;
   maxRetryAfterMs: number;
   maxResponseBytes: number;
   fetch: (input: Request, init?: RequestInit) => Promise<Response>;
   logger: Logger | undefined;
-  /** The client's headers, the User-Agent among them. */
-  headers: Headers;
   hooks: Hooks;
 }
 
@@ -93,14 +97,12 @@ export interface RequestSpec<T> {
 
 export class Pipeline {
   readonly #config: PipelineConfig;
-  readonly #origin: string;
-  /** The headers every call sends (the client's, `accept`), as ky takes them. */
-  readonly #headers: Record<string, string>;
+  readonly #tokens: TokenSource;
 
-  constructor(config: PipelineConfig) {
+  /** `config` may be shared by many pipelines; `tokens` is this client's own. */
+  constructor(config: PipelineConfig, tokens: TokenSource) {
     this.#config = config;
-    this.#origin = new URL(config.baseUrl).origin;
-    this.#headers = { ...Object.fromEntries(config.headers), accept: 'application/json' };
+    this.#tokens = tokens;
   }
 
   get baseUrl(): string {
@@ -124,7 +126,7 @@ export class Pipeline {
     const timeoutMs = options.timeoutMs ?? config.timeoutMs;
 
     // The client's headers are computed once; a call with its own headers gets a copy.
-    let headers: Readonly<Record<string, string>> = this.#headers;
+    let headers: Readonly<Record<string, string>> = config.headers;
     if (options.headers !== undefined || options.idempotencyKey !== undefined || spec.body !== undefined) {
       const own = checkedHeaders(options.headers, 'headers');
       if (options.idempotencyKey !== undefined) setChecked(own, 'idempotency-key', options.idempotencyKey, 'idempotencyKey');
@@ -134,7 +136,7 @@ export class Pipeline {
 
     // A token at hand goes in with the other headers (RFC 6750 §2.1), saving a header write per attempt; the attempt
     // sets another one only when it changed (a refresh, a retry after a 401).
-    const presetToken = config.tokens.peek();
+    const presetToken = this.#tokens.peek();
     if (presetToken !== undefined) headers = { ...headers, authorization: `Bearer ${presetToken}` };
 
     const kyModule = loadedKy() ?? (await loadKy());
@@ -156,14 +158,14 @@ export class Pipeline {
       }),
       fetch: attemptFetch({
         fetch: config.fetch,
-        tokens: config.tokens,
+        tokens: this.#tokens,
         logger: config.logger,
         body: spec.body,
         maxResponseBytes: config.maxResponseBytes,
         sentTokens,
         presetToken,
         route: spec.route,
-        origin: this.#origin,
+        origin: config.origin,
         hooks: config.hooks,
       }),
       // A redirect is answered, not followed (RedirectError): following would send the headers and a write

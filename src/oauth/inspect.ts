@@ -11,8 +11,9 @@ export const INSPECT: unique symbol = Symbol.for('nodejs.util.inspect.custom') a
  * Why per instance rather than an `[INSPECT]()` method: a bundler must keep any class with a computed member
  * key (esbuild cannot prove the key side-effect free), and with it everything the class imports. The build
  * puts the SDK in one chunk, so such a class kept ky, zod and oauth4webapi in every bundle that imported
- * anything from the main entry. Non-enumerable: JSON.stringify and object spread never see it.
+ * anything from the main entry. Non-enumerable: JSON.stringify and object spread never see it. `describe` is called
+ * on `target` (`this`), so a class with many instances can pass one shared function instead of a closure each.
  */
-export function inspectAs(target: object, describe: () => string): void {
+export function inspectAs<T extends object>(target: T, describe: (this: T) => string): void {
   Object.defineProperty(target, INSPECT, { value: describe });
 }

@@ -1,0 +1,63 @@
+/**
+ * What a `PostSched` takes from its options apart from `auth`, checked and computed once. Clients made from the
+ * same options share it: `UserClients` makes one for all its users, so a client per user is a few small objects
+ * (the token source, the pipeline, the client), not a copy of the headers, hooks and settings.
+ */
+import type { PostSchedOptions } from './client.js';
+import { checkBaseUrl } from './base-url.js';
+import { checkedHeaders } from './http/headers.js';
+import type { PipelineConfig } from './http/request.js';
+import { userAgent } from './http/user-agent.js';
+import { invalidOption, optionalFunction } from './invalid-option.js';
+
+/** The options of a client (without `auth`) and the pipeline settings made from them. */
+export interface ClientSetup {
+  /** The options as given, what `withOptions` starts from; `auth` is the client's own. */
+  readonly options: Omit<PostSchedOptions, 'auth'>;
+  readonly config: PipelineConfig;
+}
+
+/**
+ * Passes a ready `ClientSetup` to `new PostSched` in its options object. Not exported from the package: only the
+ * SDK's own code (UserClients) makes clients this way.
+ */
+export const CLIENT_SETUP: unique symbol = Symbol('PostSched setup');
+
+/** Default `maxResponseBytes`: 32 MiB, thousands of times a page of posts, far below what would hurt a process. */
+const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
+/** `setTimeout`'s ceiling (ky refuses more). */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/** Looked up per call, so a fetch patched after the client was built (msw, tracing) is used. */
+const globalFetch = (input: Request, init?: RequestInit): Promise<Response> => globalThis.fetch(input, init);
+
+/** Checks every option but `auth` (`ValidationError` naming the option) and computes what each call reuses. */
+export function setUpClient(options: Omit<PostSchedOptions, 'auth'>): ClientSetup {
+  // https only (bearer tokens travel with every request), loopback http for development and tests.
+  const baseUrl = checkBaseUrl(options.baseUrl).href;
+  const headers = checkedHeaders(options.headers, 'headers');
+  const agent = userAgent(options.appInfo);
+  if (agent !== undefined && !headers.has('user-agent')) headers.set('user-agent', agent);
+  const config: PipelineConfig = {
+    baseUrl,
+    origin: new URL(baseUrl).origin,
+    headers: { ...Object.fromEntries(headers), accept: 'application/json' },
+    timeoutMs: checkNumber(options.timeoutMs, 'timeoutMs', 30_000, 1, MAX_TIMEOUT_MS),
+    maxRetries: checkNumber(options.maxRetries, 'maxRetries', 2, 0, 10),
+    maxRetryAfterMs: checkNumber(options.maxRetryAfterMs, 'maxRetryAfterMs', 60_000, 0, MAX_TIMEOUT_MS),
+    maxResponseBytes: checkNumber(options.maxResponseBytes, 'maxResponseBytes', DEFAULT_MAX_RESPONSE_BYTES, 1, Number.MAX_SAFE_INTEGER),
+    fetch: optionalFunction(options.fetch, 'fetch') ?? globalFetch,
+    logger: options.logger,
+    hooks: { onRequest: optionalFunction(options.onRequest, 'onRequest'), onResponse: optionalFunction(options.onResponse, 'onResponse'), onRetry: optionalFunction(options.onRetry, 'onRetry') },
+  };
+  return { options, config };
+}
+
+function checkNumber(value: number | undefined, name: string, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    invalidOption(name, `must be an integer from ${min} to ${max}.`);
+  }
+  return value;
+}

@@ -1,0 +1,424 @@
+/**
+ * `UserClients`: one object per app that hands out a `PostSched` acting for each connected user, keeping a bounded
+ * cache of their token managers (least recently used evicted), as octokit's `App.getInstallationOctokit` does for
+ * installations. The tokens live in each user's `TokenStore`; the cache holds only what is cheap to make again.
+ */
+import { PostSched, type PostSchedOptions, type PostSchedOverrides } from './client.js';
+import { CLIENT_SETUP, setUpClient, type ClientSetup } from './client-setup.js';
+import { ValidationError } from './errors.js';
+import { invalidOption, optionalFunction } from './invalid-option.js';
+import { ReauthorizationRequiredError, TokenStoreError } from './oauth/errors.js';
+import { inspectAs } from './oauth/inspect.js';
+import { MemoryTokenStore } from './oauth/memory-token-store.js';
+import { TokenManager, type TokenManagerOptions, type TokenRefresher } from './oauth/token-manager.js';
+import type { TokenSet, TokenStore } from './oauth/types.js';
+
+declare global {
+  interface SymbolConstructor {
+    /** `Symbol.asyncDispose` (ES2026 explicit resource management; Node ≥ 20.4, Bun, Deno), for `await using`. */
+    readonly asyncDispose: unique symbol;
+  }
+}
+
+/** Where runtimes without `Symbol.asyncDispose` look for it (what TypeScript's and esbuild's `await using` use). */
+const ASYNC_DISPOSE: typeof Symbol.asyncDispose = Symbol.asyncDispose ?? (Symbol.for('Symbol.asyncDispose') as never);
+
+/** Default `maxUsers`. */
+const DEFAULT_MAX_USERS = 10_000;
+
+/** Options of {@link UserClients}. */
+export interface UserClientsOptions {
+  /** Performs the refreshes: your `OAuthClient`. */
+  oauth: TokenRefresher;
+  /** The service's base URL, with any version prefix: `https://api.example.com/v1`. */
+  baseUrl: string | URL;
+  /**
+   * Makes the `TokenStore` of a user, called whenever that user is not in the cache (first use, or after an
+   * eviction or `forget`). It must return a store over the same stored tokens each time: a `RedisTokenStore` on the
+   * user's key, or your own store over your database.
+   *
+   * Default: a `MemoryTokenStore` per user, kept in this process's memory for as long as this `UserClients` lives
+   * (eviction and `forget` drop the user's manager and client, never the only copy of their tokens). That is one
+   * process only, and the tokens are gone on restart: persist them with `onTokens`, and give a store when you run
+   * more than one process.
+   *
+   * @example
+   * store: (userId) => new RedisTokenStore({ redis, key: `postsched:tokens:{${userId}}`, encryptionKey })
+   */
+  store?: (userId: string) => TokenStore;
+  /**
+   * Called with every TokenSet a user's store receives: the ones `connect()` stores, and each one a refresh
+   * obtains (after the store wrote it, before the new access token is used). Awaited; if it throws, `connect()` or
+   * the call that refreshed fails with a `TokenStoreError` (see `TokenManagerOptions.onTokens`).
+   *
+   * @example
+   * onTokens: (userId, tokens) => db.users.update(userId, { postschedTokens: JSON.stringify(tokens) })
+   */
+  onTokens?: (userId: string, tokens: TokenSet) => void | Promise<void>;
+  /**
+   * Called when a call for a user fails with `ReauthorizationRequiredError` (the refresh token was refused, or no
+   * tokens are stored): the user must connect again. Once per cached user until `connect()` succeeds for them, not
+   * once per failed call; a user evicted meanwhile may be reported again. Not awaited; the error still reaches the
+   * caller. If it throws or rejects, the next failure calls it again.
+   *
+   * @example
+   * onReauthorizationRequired: (userId, error) => db.users.update(userId, { postschedDisconnected: error.reason })
+   */
+  onReauthorizationRequired?: (userId: string, error: ReauthorizationRequiredError) => void | Promise<void>;
+  /**
+   * How many users' managers and clients are cached; past it the least recently used is dropped (its tokens stay in
+   * its store). A user with a token call in flight (a refresh, a store read, `connect`) is dropped only once it is
+   * done, so the cache may briefly hold more. Default 10 000.
+   */
+  maxUsers?: number;
+  /**
+   * What every user's `PostSched` gets: every `PostSchedOptions` field but `baseUrl` (above) and `auth` (the user's
+   * `TokenManager`). Checked once, here; the clients share it.
+   *
+   * @example
+   * clientOptions: { appInfo: { name: 'MyApp', version: '1.2.3' }, timeoutMs: 10_000, onResponse: countStatus }
+   */
+  clientOptions?: PostSchedOverrides;
+  /**
+   * What every user's `TokenManager` gets besides `oauth`, the store and `onTokens` (above): `refreshMarginMs`,
+   * `storeTimeoutMs`, `lockTimeoutMs`.
+   *
+   * @example
+   * managerOptions: { refreshMarginMs: 120_000 }
+   */
+  managerOptions?: Omit<TokenManagerOptions, 'oauth' | 'store' | 'onTokens'>;
+}
+
+/** What a user's manager reports to its UserClients. */
+interface Owner {
+  settled(user: UserTokenManager, error: unknown): void;
+}
+
+/**
+ * A user's `TokenManager` as UserClients caches it: it counts its token calls in flight (so the user is never
+ * dropped mid-refresh, and a second manager never races this one), reports `ReauthorizationRequiredError`, and
+ * holds the user's client once made. What the app gets from `users.manager()` is this object, typed `TokenManager`.
+ */
+class UserTokenManager extends TokenManager {
+  /** Token calls in flight: a refresh, a store read or write. */
+  busy = 0;
+  /** Whether `onReauthorizationRequired` was called for this user since the last `connect()`. */
+  reported = false;
+  /** Whether the FinalizationRegistry of dropped managers watches this one. */
+  watched = false;
+  client: PostSched | undefined;
+
+  constructor(
+    options: TokenManagerOptions,
+    readonly userId: string,
+    readonly store: TokenStore,
+    private readonly owner: Owner,
+  ) {
+    super(options);
+  }
+
+  override getAccessToken(): Promise<string> {
+    const token = super.getAccessToken();
+    // A fresh cached token is handed out without I/O: nothing to wait for.
+    return this.peekAccessToken() === undefined ? this.#track(token) : token;
+  }
+
+  override forceRefresh(rejectedAccessToken: string): Promise<string> {
+    return this.#track(super.forceRefresh(rejectedAccessToken));
+  }
+
+  override setTokens(tokens: TokenSet): Promise<void> {
+    return this.#track(super.setTokens(tokens));
+  }
+
+  override getTokens(): Promise<TokenSet | undefined> {
+    return this.#track(super.getTokens());
+  }
+
+  #track<T>(promise: Promise<T>): Promise<T> {
+    this.busy++;
+    // A side branch: the caller gets `promise` itself, rejection and all.
+    promise.then(
+      () => this.owner.settled(this, undefined),
+      (error: unknown) => this.owner.settled(this, error),
+    );
+    return promise;
+  }
+}
+
+/**
+ * One object per app that acts for many users: `client(userId)` is a `PostSched` for that user, backed by a
+ * `TokenManager` over the user's `TokenStore`. Managers and clients are cached, at most `maxUsers` (least recently
+ * used dropped first); the tokens stay in the stores, so a dropped user is made again, from the store, on next use.
+ *
+ * - One manager per user and process: concurrent calls for a user share one refresh; a user is never dropped from
+ *   the cache while a token call of theirs is in flight, so a re-made manager cannot start a second refresh.
+ * - `client(userId)` works for any user whose tokens are in the store, connected in this process or not (another
+ *   process, an earlier run): the manager reads the store on first use. A user with no stored tokens gets
+ *   `ReauthorizationRequiredError` (`no_tokens`) from their calls, and `onReauthorizationRequired` is called.
+ * - Cheap: a cached user costs about 1 KB of heap with a `MemoryTokenStore` (README, "Many users"). Call
+ *   `users.client(userId)` per request rather than keeping clients around.
+ * - Nothing secret shows in `util.inspect` or `JSON.stringify` output: only the counts.
+ *
+ * @example
+ * import { OAuthClient, UserClients } from '@postsched/sdk'
+ * import { RedisTokenStore } from '@postsched/sdk/redis'
+ *
+ * const users = new UserClients({
+ *   oauth,
+ *   baseUrl: 'https://api.postsched.example/v1',
+ *   store: (userId) => new RedisTokenStore({ redis, key: `postsched:tokens:{${userId}}`, encryptionKey }),
+ *   onReauthorizationRequired: (userId) => db.markDisconnected(userId),
+ * })
+ * await users.connect(userId, await oauth.exchangeCode(callbackUrl, pending)) // the OAuth callback
+ * const posts = await users.client(userId).posts.list().toArray()             // any later request
+ */
+export class UserClients {
+  /**
+   * Waits for every cached user's token calls in flight (their refreshes complete and are stored), then empties the
+   * cache; later calls to `client`, `manager` and `connect` throw. Nothing else is closed: the Redis client (or
+   * database) behind the stores is yours.
+   *
+   * @example
+   * await using users = new UserClients({ oauth, baseUrl }) // disposed when the scope ends
+   * // or, without `await using`:
+   * await users[Symbol.asyncDispose]()
+   */
+  declare readonly [Symbol.asyncDispose]: () => Promise<void>;
+  readonly #oauth: TokenRefresher;
+  readonly #setup: ClientSetup;
+  readonly #makeStore: ((userId: string) => TokenStore) | undefined;
+  /** Without a `store` option: each connected user's MemoryTokenStore, never evicted (the only copy of the tokens). */
+  readonly #memoryStores: Map<string, TokenStore> | undefined;
+  readonly #onTokens: UserClientsOptions['onTokens'];
+  readonly #onReauthorizationRequired: UserClientsOptions['onReauthorizationRequired'];
+  readonly #managerOptions: Omit<TokenManagerOptions, 'oauth' | 'store' | 'onTokens'>;
+  readonly #maxUsers: number;
+  /** The cache, least recently used first (a Map keeps insertion order; a use moves the user to the end). */
+  readonly #users = new Map<string, UserTokenManager>();
+  /**
+   * Managers dropped from the cache that may still be in use (a caller holds the client; a request is on its way
+   * to its token call): weakly held, and handed out again while alive, so a user never has two managers refreshing
+   * at once in this process. Emptied as the garbage collector reclaims them.
+   */
+  readonly #dropped = typeof WeakRef === 'function' && typeof FinalizationRegistry === 'function' ? new Map<string, WeakRef<UserTokenManager>>() : undefined;
+  readonly #reclaimed = this.#dropped === undefined ? undefined : new FinalizationRegistry<string>((userId) => {
+    if (this.#dropped?.get(userId)?.deref() === undefined) this.#dropped?.delete(userId);
+  });
+  /** Who waits for a user's token calls to end (`forget`, dispose). */
+  readonly #waiting = new Map<UserTokenManager, Array<() => void>>();
+  readonly #owner: Owner = { settled: (user, error) => this.#settled(user, error) };
+  #disposed = false;
+
+  constructor(options: UserClientsOptions) {
+    if (typeof options !== 'object' || options === null) {
+      throw new ValidationError('new UserClients() needs an options object: { oauth, baseUrl }.', []);
+    }
+    if (typeof options.oauth?.refresh !== 'function') invalidOption('oauth', 'must be an OAuthClient (anything with refresh(tokens)).');
+    this.#oauth = options.oauth;
+    this.#makeStore = optionalFunction(options.store, 'store');
+    this.#memoryStores = options.store === undefined ? new Map() : undefined;
+    this.#onTokens = optionalFunction(options.onTokens, 'onTokens');
+    this.#onReauthorizationRequired = optionalFunction(options.onReauthorizationRequired, 'onReauthorizationRequired');
+    const { maxUsers = DEFAULT_MAX_USERS, clientOptions = {}, managerOptions = {} } = options;
+    if (typeof maxUsers !== 'number' || !Number.isSafeInteger(maxUsers) || maxUsers < 1) {
+      invalidOption('maxUsers', 'must be a whole number of users, at least 1 (default 10000).');
+    }
+    this.#maxUsers = maxUsers;
+    if (typeof clientOptions !== 'object' || clientOptions === null) invalidOption('clientOptions', 'must be an object of PostSched options.');
+    for (const name of ['baseUrl', 'auth'] as const) {
+      if ((clientOptions as Partial<PostSchedOptions>)[name] !== undefined) {
+        invalidOption(`clientOptions.${name}`, name === 'auth' ? "is each user's TokenManager: leave it out." : 'goes in the top-level `baseUrl` option.', ['clientOptions', name]);
+      }
+    }
+    // Checked once here (ValidationError naming the option), then shared by every user's client.
+    this.#setup = setUpClient({ ...clientOptions, baseUrl: options.baseUrl });
+    if (typeof managerOptions !== 'object' || managerOptions === null) invalidOption('managerOptions', 'must be an object of TokenManager options.');
+    this.#managerOptions = { ...managerOptions };
+    new TokenManager({ ...this.#managerOptions, oauth: this.#oauth }); // checks refreshMarginMs, storeTimeoutMs, lockTimeoutMs
+    Object.defineProperty(this, ASYNC_DISPOSE, { value: () => this.#dispose() });
+    // Shown by console.log / util.inspect: counts only, never a user's tokens.
+    inspectAs(this, () => `UserClients { cachedUsers: ${this.#users.size}, maxUsers: ${this.#maxUsers} }`);
+  }
+
+  /** How many users are cached now. */
+  get size(): number {
+    return this.#users.size;
+  }
+
+  /**
+   * Stores a user's tokens (the TokenSet from `oauth.exchangeCode()`, or tokens from your database) in their store,
+   * waiting for a refresh of theirs in flight first; then calls `onTokens`. Their clients use them from now on, and
+   * `onReauthorizationRequired` may be called again for them.
+   *
+   * @example
+   * app.get('/callback', async (req, res) => {
+   *   await users.connect(req.session.userId, await oauth.exchangeCode(req.originalUrl, req.session.oauth))
+   *   res.redirect('/dashboard')
+   * })
+   */
+  async connect(userId: string, tokens: TokenSet): Promise<void> {
+    const user = this.#user(userId);
+    await user.setTokens(tokens);
+    user.reported = false;
+    this.#memoryStores?.set(userId, user.store);
+    const onTokens = this.#onTokens;
+    if (onTokens === undefined) return;
+    try {
+      await onTokens(userId, tokens);
+    } catch (error) {
+      // A foreign error may quote the tokens: wrapped, scrubbed, never attached.
+      throw new TokenStoreError('onTokens', error, [tokens.accessToken, tokens.refreshToken ?? '']);
+    }
+  }
+
+  /**
+   * A `PostSched` acting for `userId`: every call carries the user's access token, refreshed through their store
+   * when it expires. The same object while the user stays cached; cheap to ask for on every request.
+   *
+   * @example
+   * for await (const account of users.client(userId).accounts.list()) console.log(account.id)
+   */
+  client(userId: string): PostSched {
+    const user = this.#user(userId);
+    if (user.client === undefined) {
+      const options = { [CLIENT_SETUP]: this.#setup, baseUrl: this.#setup.config.baseUrl, auth: user };
+      user.client = new PostSched(options);
+    }
+    return user.client;
+  }
+
+  /**
+   * The user's `TokenManager`, the one their client uses (for `getAccessToken()` in your own requests, or
+   * `getTokens()`).
+   *
+   * @example
+   * const token = await users.manager(userId).getAccessToken()
+   */
+  manager(userId: string): TokenManager {
+    return this.#user(userId);
+  }
+
+  /**
+   * Drops a user's manager and client from the cache, once their token calls in flight are done (so a refresh
+   * completes and is stored). The tokens stay in the store: the next `client(userId)` reads them again (or gets the
+   * same manager back while something still holds it).
+   *
+   * @example
+   * await users.forget(userId)
+   */
+  async forget(userId: string): Promise<void> {
+    checkUserId(userId);
+    for (let user = this.#users.get(userId); user !== undefined; user = this.#users.get(userId)) {
+      if (user.busy === 0) {
+        this.#drop(user);
+        return;
+      }
+      await this.#idle(user);
+    }
+  }
+
+  /** What `JSON.stringify` shows: counts only, never a user's tokens. */
+  toJSON(): {
+    /** How many users are cached. */
+    cachedUsers: number;
+    /** The cache's bound. */
+    maxUsers: number;
+  } {
+    return { cachedUsers: this.#users.size, maxUsers: this.#maxUsers };
+  }
+
+  /** The cached user, moved to the most recently used end; or a new one, evicting the least recently used. */
+  #user(userId: string): UserTokenManager {
+    if (this.#disposed) throw new ValidationError('This UserClients was disposed: make a new one to act for users again.', []);
+    checkUserId(userId);
+    const users = this.#users;
+    let user = users.get(userId);
+    if (user !== undefined) {
+      users.delete(userId);
+      users.set(userId, user);
+      return user;
+    }
+    user = this.#dropped?.get(userId)?.deref() ?? this.#newUser(userId);
+    this.#dropped?.delete(userId);
+    this.#evict(this.#maxUsers - 1);
+    users.set(userId, user);
+    return user;
+  }
+
+  #newUser(userId: string): UserTokenManager {
+    const store = this.#makeStore === undefined ? (this.#memoryStores?.get(userId) ?? new MemoryTokenStore()) : this.#makeStore(userId);
+    const onTokens = this.#onTokens;
+    const options: TokenManagerOptions = { ...this.#managerOptions, oauth: this.#oauth, store };
+    if (onTokens !== undefined) options.onTokens = (tokens) => onTokens(userId, tokens);
+    return new UserTokenManager(options, userId, store, this.#owner);
+  }
+
+  /** Drops least recently used users until at most `limit` are cached, skipping those with a token call in flight. */
+  #evict(limit: number): void {
+    const users = this.#users;
+    if (users.size <= limit) return;
+    for (const user of users.values()) {
+      if (user.busy > 0) continue;
+      this.#drop(user);
+      if (users.size <= limit) return;
+    }
+  }
+
+  /** Out of the cache, into the weakly held managers that are handed out again while something still uses them. */
+  #drop(user: UserTokenManager): void {
+    this.#users.delete(user.userId);
+    this.#dropped?.set(user.userId, new WeakRef(user));
+    if (!user.watched) {
+      user.watched = true;
+      this.#reclaimed?.register(user, user.userId);
+    }
+  }
+
+  /** A token call of `user` ended (`error`: how it failed, if it did). */
+  #settled(user: UserTokenManager, error: unknown): void {
+    user.busy--;
+    if (error instanceof ReauthorizationRequiredError) this.#reauthorizationRequired(user, error);
+    if (user.busy > 0) return;
+    const waiting = this.#waiting.get(user);
+    if (waiting !== undefined) {
+      this.#waiting.delete(user);
+      for (const resume of waiting) resume();
+    }
+    this.#evict(this.#maxUsers); // it may have been kept past maxUsers while busy
+  }
+
+  #reauthorizationRequired(user: UserTokenManager, error: ReauthorizationRequiredError): void {
+    const callback = this.#onReauthorizationRequired;
+    if (callback === undefined || user.reported) return;
+    user.reported = true;
+    const retryLater = () => (user.reported = false);
+    try {
+      Promise.resolve(callback(user.userId, error)).catch(retryLater);
+    } catch {
+      retryLater();
+    }
+  }
+
+  /** Resolves once `user` has no token call in flight. */
+  #idle(user: UserTokenManager): Promise<void> {
+    if (user.busy === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiting = this.#waiting.get(user);
+      if (waiting === undefined) this.#waiting.set(user, [resolve]);
+      else waiting.push(resolve);
+    });
+  }
+
+  async #dispose(): Promise<void> {
+    this.#disposed = true;
+    await Promise.all([...this.#users.values()].map((user) => this.#idle(user)));
+    this.#users.clear();
+    this.#dropped?.clear();
+  }
+}
+
+/** A user id is the app's own key for the user: any non-empty string. */
+function checkUserId(userId: unknown): asserts userId is string {
+  if (typeof userId !== 'string' || userId === '') invalidOption('userId', 'must be a non-empty string: your id of the user.');
+}
