@@ -1,0 +1,349 @@
+/**
+ * `UserClients`, as an app uses it: connect a user, call for them, let the cache evict and forget them, dispose
+ * it; what it refuses at construction; what it shows of itself. Against the fake service in-process, whose refresh
+ * tokens rotate and revoke the grant when a rotated-out one comes back (so a second refresh would log a user out).
+ */
+import { inspect } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import {
+  MemoryTokenStore,
+  PostSched,
+  ReauthorizationRequiredError,
+  TokenManager,
+  TokenStoreError,
+  UserClients,
+  ValidationError,
+  type TokenSet,
+  type TokenStore,
+  type UserClientsOptions,
+} from '@postsched/sdk';
+import { collectGarbage, createRig, deferred, settle, type Rig } from './rig.js';
+
+/** A UserClients over the rig, with stores the test can look into (one MemoryTokenStore per user, kept). */
+function setUp(rig: Rig, options: Partial<UserClientsOptions> = {}) {
+  const stores = new Map<string, MemoryTokenStore>();
+  const storeCalls: string[] = [];
+  const users = new UserClients({
+    oauth: rig.refresher,
+    baseUrl: rig.fake.baseUrl,
+    clientOptions: { fetch: rig.fetch },
+    store: (userId) => {
+      storeCalls.push(userId);
+      let store = stores.get(userId);
+      if (store === undefined) stores.set(userId, (store = new MemoryTokenStore()));
+      return store;
+    },
+    ...options,
+  });
+  return { users, stores, storeCalls };
+}
+
+describe('UserClients: a client per user', () => {
+  it('connect() stores the tokens in the user’s store and calls onTokens; the client calls with them', async () => {
+    const rig = createRig();
+    const saved: Array<[string, TokenSet]> = [];
+    const { users, stores } = setUp(rig, { onTokens: (userId, tokens) => void saved.push([userId, tokens]) });
+    const tokens = rig.tokensFor('alice', false);
+    await users.connect('alice', tokens);
+    expect(await stores.get('alice')?.get()).toEqual(tokens);
+    expect(saved).toEqual([['alice', tokens]]);
+    const client = users.client('alice');
+    expect(client).toBeInstanceOf(PostSched);
+    expect((await client.accounts.list().toArray()).length).toBeGreaterThan(0);
+    expect(rig.refreshes.size).toBe(0); // a fresh token: no refresh
+  });
+
+  it('refreshes an expired token once for concurrent calls, saves it through the store and onTokens', async () => {
+    const rig = createRig();
+    const saved: Array<[string, TokenSet]> = [];
+    const { users, stores } = setUp(rig, { onTokens: (userId, tokens) => void saved.push([userId, tokens]) });
+    const tokens = rig.tokensFor('alice');
+    await users.connect('alice', tokens);
+    await Promise.all(Array.from({ length: 10 }, () => users.client('alice').accounts.list().toArray()));
+    expect(rig.refreshes.get('alice')).toBe(1);
+    const stored = await stores.get('alice')?.get();
+    expect(stored?.refreshToken).not.toBe(tokens.refreshToken);
+    expect(saved.map(([userId, t]) => [userId, t.refreshToken])).toEqual([['alice', tokens.refreshToken], ['alice', stored?.refreshToken]]);
+  });
+
+  it('client(userId) works for a user never connected in this process whose tokens are in the store', async () => {
+    const rig = createRig();
+    const { users, stores } = setUp(rig);
+    stores.set('bob', new MemoryTokenStore(rig.tokensFor('bob'))); // stored by another process, or an earlier run
+    expect((await users.client('bob').accounts.list().toArray()).length).toBeGreaterThan(0);
+    expect(rig.refreshes.get('bob')).toBe(1);
+  });
+
+  it('manager(userId) is the TokenManager the user’s client uses; client() is the same object while cached', async () => {
+    const rig = createRig();
+    const { users } = setUp(rig);
+    await users.connect('alice', rig.tokensFor('alice'));
+    const manager = users.manager('alice');
+    expect(manager).toBeInstanceOf(TokenManager);
+    expect(manager.peekAccessToken()).toBeUndefined(); // expired
+    expect(users.client('alice')).toBe(users.client('alice'));
+    await users.client('alice').accounts.list().toArray(); // refreshes through that manager
+    expect(manager.peekAccessToken()).toBe((await manager.getTokens())?.accessToken);
+    expect(rig.refreshes.get('alice')).toBe(1);
+  });
+
+  it('without a store option, keeps each connected user’s tokens in memory across evictions and forget()', async () => {
+    const rig = createRig();
+    const users = new UserClients({ oauth: rig.refresher, baseUrl: rig.fake.baseUrl, clientOptions: { fetch: rig.fetch }, maxUsers: 1 });
+    await users.connect('alice', rig.tokensFor('alice'));
+    await users.connect('bob', rig.tokensFor('bob')); // evicts alice
+    await users.forget('bob');
+    expect(users.size).toBe(0);
+    await users.client('alice').accounts.list().toArray();
+    await users.client('bob').accounts.list().toArray();
+    expect([rig.refreshes.get('alice'), rig.refreshes.get('bob')]).toEqual([1, 1]);
+  });
+
+  it('a user with no stored tokens gets ReauthorizationRequiredError (no_tokens)', async () => {
+    const rig = createRig();
+    const { users } = setUp(rig);
+    const error = await users.client('nobody').accounts.list().toArray().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ReauthorizationRequiredError);
+    expect((error as ReauthorizationRequiredError).reason).toBe('no_tokens');
+  });
+});
+
+describe('UserClients: the cache', () => {
+  it('evicts the least recently used user past maxUsers; an evicted user is made again from the store', async () => {
+    const rig = createRig();
+    const { users, storeCalls } = setUp(rig, { maxUsers: 2 });
+    for (const userId of ['a', 'b', 'c']) await users.connect(userId, rig.tokensFor(userId, false));
+    expect(users.size).toBe(2); // a was evicted when c came
+    users.client('b'); // b is now the most recent: c is the least
+    await collectGarbage(); // nothing holds a's manager any more
+    users.client('a'); // made again from the store; evicts c
+    expect(users.size).toBe(2);
+    expect(storeCalls).toEqual(['a', 'b', 'c', 'a']);
+    await collectGarbage();
+    users.client('b');
+    expect(storeCalls).toEqual(['a', 'b', 'c', 'a']); // b stayed cached
+    users.client('c');
+    expect(storeCalls).toEqual(['a', 'b', 'c', 'a', 'c']);
+    expect((await users.client('a').accounts.list().toArray()).length).toBeGreaterThan(0);
+  });
+
+  it('never evicts a user whose refresh is in flight; the refresh completes and is stored, and no second one starts', async () => {
+    const rig = createRig();
+    const { users, stores, storeCalls } = setUp(rig, { maxUsers: 1 });
+    const tokens = rig.tokensFor('alice');
+    await users.connect('alice', tokens);
+    const gate = deferred();
+    rig.gate = gate.promise;
+    const first = users.client('alice').accounts.list().toArray();
+    await settle();
+    expect(rig.refreshes.get('alice')).toBe(1); // in flight, held at the gate
+    await users.connect('bob', rig.tokensFor('bob', false)); // past maxUsers: bob goes, alice is refreshing
+    await collectGarbage();
+    const second = users.client('alice').accounts.list().toArray();
+    users.client('bob');
+    expect(storeCalls).toEqual(['alice', 'bob', 'bob']); // bob was the one evicted; alice's manager was kept
+    gate.resolve();
+    rig.gate = undefined;
+    await Promise.all([first, second]);
+    expect(rig.refreshes.get('alice')).toBe(1);
+    expect((await stores.get('alice')?.get())?.refreshToken).not.toBe(tokens.refreshToken);
+    expect(users.size).toBe(1);
+  });
+
+  it('hands the same manager out again after evicting it while it is still in use, so one user never has two', async () => {
+    const rig = createRig();
+    const { users, storeCalls } = setUp(rig, { maxUsers: 1 });
+    await users.connect('alice', rig.tokensFor('alice'));
+    const held = users.client('alice'); // e.g. a request on its way, not yet at its token call
+    users.client('bob'); // evicts alice
+    expect(users.manager('alice')).toBe(users.manager('alice'));
+    expect(users.client('alice')).toBe(held);
+    expect(storeCalls).toEqual(['alice', 'bob']);
+    await Promise.all([held.accounts.list().toArray(), users.client('alice').accounts.list().toArray()]);
+    expect(rig.refreshes.get('alice')).toBe(1);
+  });
+
+  it('forget() drops a user once their refresh in flight is done; the tokens stay in the store', async () => {
+    const rig = createRig();
+    const { users, stores, storeCalls } = setUp(rig);
+    const tokens = rig.tokensFor('alice');
+    await users.connect('alice', tokens);
+    const gate = deferred();
+    rig.gate = gate.promise;
+    const call = users.client('alice').accounts.list().toArray();
+    await settle();
+    let forgotten = false;
+    const forgetting = users.forget('alice').then(() => (forgotten = true));
+    await settle();
+    expect(forgotten).toBe(false);
+    gate.resolve();
+    rig.gate = undefined;
+    await Promise.all([call, forgetting]);
+    expect(users.size).toBe(0);
+    const stored = await stores.get('alice')?.get();
+    expect(stored?.refreshToken).not.toBe(tokens.refreshToken);
+    await users.forget('nobody'); // not cached: nothing to do
+    expect((await users.client('alice').accounts.list().toArray()).length).toBeGreaterThan(0);
+    expect(storeCalls.filter((id) => id === 'alice').length).toBeGreaterThanOrEqual(1);
+    expect(rig.refreshes.get('alice')).toBe(1);
+  });
+
+  it('[Symbol.asyncDispose]() waits for refreshes in flight, then refuses new work', async () => {
+    const rig = createRig();
+    const { users, stores } = setUp(rig);
+    const tokens = rig.tokensFor('alice');
+    await users.connect('alice', tokens);
+    const gate = deferred();
+    rig.gate = gate.promise;
+    const call = users.client('alice').accounts.list().toArray();
+    await settle();
+    let disposed = false;
+    const disposing = users[Symbol.asyncDispose]().then(() => (disposed = true));
+    await settle();
+    expect(disposed).toBe(false);
+    gate.resolve();
+    await Promise.all([call, disposing]);
+    expect((await stores.get('alice')?.get())?.refreshToken).not.toBe(tokens.refreshToken);
+    expect(users.size).toBe(0);
+    expect(() => users.client('alice')).toThrow(ValidationError);
+    expect(() => users.manager('alice')).toThrow(/disposed/);
+    await expect(users.connect('alice', tokens)).rejects.toThrow(/disposed/);
+    await users[Symbol.asyncDispose](); // twice is fine
+  });
+
+  it('works with `await using`', async () => {
+    const rig = createRig();
+    let outside: UserClients | undefined;
+    {
+      await using users = new UserClients({ oauth: rig.refresher, baseUrl: rig.fake.baseUrl, clientOptions: { fetch: rig.fetch } });
+      outside = users;
+      await users.connect('alice', rig.tokensFor('alice', false));
+    }
+    expect(() => outside?.client('alice')).toThrow(/disposed/);
+  });
+});
+
+describe('UserClients: onReauthorizationRequired', () => {
+  it('is called once per user for many failing calls, and each caller still gets the error', async () => {
+    const rig = createRig();
+    const calls: Array<[string, string]> = [];
+    const { users } = setUp(rig, { onReauthorizationRequired: (userId, error) => void calls.push([userId, error.reason]) });
+    const tokens = rig.tokensFor('alice');
+    await users.connect('alice', tokens);
+    await users.client('alice').accounts.list().toArray(); // rotates: tokens.refreshToken is now rotated out
+    await users.connect('alice', tokens); // a stale copy comes back: its refresh token revokes the grant
+    const results = await Promise.allSettled(Array.from({ length: 10 }, () => users.client('alice').accounts.list().toArray()));
+    expect(results.every((r) => r.status === 'rejected' && r.reason instanceof ReauthorizationRequiredError)).toBe(true);
+    await users.client('alice').accounts.list().toArray().catch(() => {});
+    expect(calls).toEqual([['alice', 'invalid_grant']]);
+    await users.client('nobody').accounts.list().toArray().catch(() => {});
+    expect(calls).toEqual([['alice', 'invalid_grant'], ['nobody', 'no_tokens']]);
+  });
+
+  it('is called again after the user connects again, and after it failed', async () => {
+    const rig = createRig();
+    let failNext = true;
+    const calls: string[] = [];
+    const { users } = setUp(rig, {
+      onReauthorizationRequired: async (userId) => {
+        calls.push(userId);
+        if (failNext) {
+          failNext = false;
+          throw new Error('database down');
+        }
+      },
+    });
+    const fail = () => users.client('alice').accounts.list().toArray().catch((e: unknown) => e);
+    expect(await fail()).toBeInstanceOf(ReauthorizationRequiredError);
+    await settle();
+    expect(await fail()).toBeInstanceOf(ReauthorizationRequiredError); // the callback failed: called again
+    await fail();
+    expect(calls).toEqual(['alice', 'alice']);
+    await users.connect('alice', rig.tokensFor('alice', false));
+    await users.manager('alice').setTokens({ ...rig.tokensFor('x'), refreshToken: 'rt_unknown' });
+    await fail();
+    expect(calls).toEqual(['alice', 'alice', 'alice']);
+  });
+});
+
+describe('UserClients: what it refuses', () => {
+  const rig = createRig();
+  const valid: UserClientsOptions = { oauth: rig.oauth, baseUrl: 'https://api.postsched.test' };
+  const refused = (options: unknown): ValidationError => {
+    try {
+      new UserClients(options as UserClientsOptions);
+    } catch (error) {
+      expect(error).toBeInstanceOf(ValidationError);
+      return error as ValidationError;
+    }
+    throw new Error('accepted');
+  };
+
+  it.each([
+    ['no options', undefined, []],
+    ['no oauth', { baseUrl: valid.baseUrl }, ['oauth']],
+    ['a plain-http base URL', { ...valid, baseUrl: 'http://api.example.com' }, ['baseUrl']],
+    ['a store that is not a function', { ...valid, store: new MemoryTokenStore() }, ['store']],
+    ['an onTokens that is not a function', { ...valid, onTokens: 'save' }, ['onTokens']],
+    ['an onReauthorizationRequired that is not a function', { ...valid, onReauthorizationRequired: {} }, ['onReauthorizationRequired']],
+    ['maxUsers 0', { ...valid, maxUsers: 0 }, ['maxUsers']],
+    ['maxUsers 1.5', { ...valid, maxUsers: 1.5 }, ['maxUsers']],
+    ['maxUsers as a string', { ...valid, maxUsers: '100' }, ['maxUsers']],
+    ['clientOptions that are not an object', { ...valid, clientOptions: 'fast' }, ['clientOptions']],
+    ['clientOptions.auth', { ...valid, clientOptions: { auth: 'token' } }, ['clientOptions', 'auth']],
+    ['clientOptions.baseUrl', { ...valid, clientOptions: { baseUrl: 'https://elsewhere.example' } }, ['clientOptions', 'baseUrl']],
+    ['a bad clientOptions.timeoutMs', { ...valid, clientOptions: { timeoutMs: -1 } }, ['timeoutMs']],
+    ['a header with a line break', { ...valid, clientOptions: { headers: { 'x-a': 'a\r\nb' } } }, ['headers']],
+    ['a bad managerOptions.refreshMarginMs', { ...valid, managerOptions: { refreshMarginMs: -5 } }, ['refreshMarginMs']],
+  ])('%s', (_name, options, path) => {
+    expect(refused(options).path).toEqual(path);
+  });
+
+  it('a user id that is not a non-empty string', async () => {
+    const users = new UserClients(valid);
+    for (const userId of ['', 42, undefined, null]) {
+      expect(() => users.client(userId as string)).toThrow(ValidationError);
+      expect(() => users.manager(userId as string)).toThrow(/userId/);
+      await expect(users.connect(userId as string, rig.tokensFor('x'))).rejects.toThrow(ValidationError);
+      await expect(users.forget(userId as string)).rejects.toThrow(ValidationError);
+    }
+    await expect(users.connect('alice', { accessToken: 'x' } as TokenSet)).rejects.toThrow(ValidationError);
+  });
+
+  it('a store factory that returns no store', () => {
+    const users = new UserClients({ ...valid, store: () => ({}) as TokenStore });
+    expect(() => users.client('alice')).toThrow(/store/);
+  });
+});
+
+describe('UserClients: secrets', () => {
+  it('shows no token in util.inspect or JSON output, and wraps a failing onTokens without its secrets', async () => {
+    const rig = createRig();
+    const tokens = rig.tokensFor('alice');
+    const { users } = setUp(rig, {
+      onTokens: () => {
+        throw new Error(`cannot save ${tokens.refreshToken} / ${tokens.accessToken}`);
+      },
+    });
+    const error = await users.connect('alice', tokens).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TokenStoreError);
+    expect((error as TokenStoreError).operation).toBe('onTokens');
+    const shown = [inspect(users), JSON.stringify(users), inspect(users.client('alice')), inspect(users.manager('alice')), String(error), inspect(error)];
+    for (const text of shown) {
+      expect(text).not.toContain(tokens.accessToken);
+      expect(text).not.toContain(tokens.refreshToken);
+    }
+    expect(inspect(users)).toBe('UserClients { cachedUsers: 1, maxUsers: 10000 }');
+    expect(JSON.parse(JSON.stringify(users))).toEqual({ cachedUsers: 1, maxUsers: 10_000 });
+  });
+});
+
+describe('UserClients: a store factory that throws', () => {
+  it('passes the error to the caller and caches nothing', () => {
+    const users = new UserClients({ oauth: createRig().oauth, baseUrl: 'https://api.postsched.test', store: () => {
+      throw new Error('no redis');
+    } });
+    expect(() => users.client('alice')).toThrow('no redis');
+    expect(users.size).toBe(0);
+  });
+});
