@@ -7,6 +7,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { OAuthClient, type TokenRefresher, type TokenSet } from '@postsched/sdk';
 import { createFakeService, type FakeService } from '@postsched/sdk/testing';
+import { flushIO } from '../helpers.js';
 
 export interface Rig {
   fake: FakeService;
@@ -16,10 +17,14 @@ export interface Rig {
   fetch: (input: Request, init?: RequestInit) => Promise<Response>;
   /** Refreshes that reached the service, per user. */
   refreshes: Map<string, number>;
+  /** Refreshes sent with a refresh token already sent once (rotated out): each one revokes that user's grant. */
+  reused: number;
   /** Fresh tokens for `userId` (a new grant), already expired for the SDK unless `expired` is false. */
   tokensFor(userId: string, expired?: boolean): TokenSet;
   /** While set, every refresh waits for it before going to the service. */
   gate: Promise<void> | undefined;
+  /** Each refresh first waits a random time up to this, in ms, as a token endpoint over a network takes. */
+  refreshLatencyMs: number;
 }
 
 export function createRig(): Rig {
@@ -29,17 +34,23 @@ export function createRig(): Rig {
   const oauth = new OAuthClient({ baseUrl: fake.baseUrl, clientId: app.clientId, clientSecret: app.clientSecret, redirectUri: 'https://app.example/callback', fetch });
   const ownerOf = new Map<string, string>(); // refresh token → user
   const refreshes = new Map<string, number>();
+  const sent = new Set<string | undefined>();
   const rig: Rig = {
     fake,
     oauth,
     fetch,
     refreshes,
+    reused: 0,
     gate: undefined,
+    refreshLatencyMs: 0,
     refresher: {
       async refresh(previous) {
         const userId = ownerOf.get(previous.refreshToken ?? '') ?? 'unknown';
         refreshes.set(userId, (refreshes.get(userId) ?? 0) + 1);
+        if (sent.has(previous.refreshToken)) rig.reused++;
+        sent.add(previous.refreshToken);
         await rig.gate;
+        if (rig.refreshLatencyMs > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * rig.refreshLatencyMs));
         const next = await oauth.refresh(previous);
         if (next.refreshToken !== undefined) ownerOf.set(next.refreshToken, userId);
         return next;
@@ -61,11 +72,6 @@ export function deferred(): { promise: Promise<void>; resolve: () => void } {
   return { promise, resolve };
 }
 
-/** Lets pending promise callbacks and I/O-free async steps run. */
-export async function settle(rounds = 20): Promise<void> {
-  for (let i = 0; i < rounds; i++) await new Promise((resolve) => setImmediate(resolve));
-}
-
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
@@ -74,9 +80,9 @@ const gc = runInNewContext('gc') as () => void;
  * again while anything still holds it, so a test that needs it gone lets go of it and collects.
  */
 export async function collectGarbage(): Promise<void> {
-  await settle();
+  await flushIO();
   gc();
   await new Promise((resolve) => setTimeout(resolve, 0));
   gc();
-  await settle();
+  await flushIO();
 }

@@ -17,7 +17,8 @@ import {
   type TokenStore,
   type UserClientsOptions,
 } from '@postsched/sdk';
-import { collectGarbage, createRig, deferred, settle, type Rig } from './rig.js';
+import { flushIO } from '../helpers.js';
+import { collectGarbage, createRig, deferred, type Rig } from './rig.js';
 
 /** A UserClients over the rig, with stores the test can look into (one MemoryTokenStore per user, kept). */
 function setUp(rig: Rig, options: Partial<UserClientsOptions> = {}) {
@@ -135,7 +136,7 @@ describe('UserClients: the cache', () => {
     const gate = deferred();
     rig.gate = gate.promise;
     const first = users.client('alice').accounts.list().toArray();
-    await settle();
+    await flushIO();
     expect(rig.refreshes.get('alice')).toBe(1); // in flight, held at the gate
     await users.connect('bob', rig.tokensFor('bob', false)); // past maxUsers: bob goes, alice is refreshing
     await collectGarbage();
@@ -171,10 +172,10 @@ describe('UserClients: the cache', () => {
     const gate = deferred();
     rig.gate = gate.promise;
     const call = users.client('alice').accounts.list().toArray();
-    await settle();
+    await flushIO();
     let forgotten = false;
     const forgetting = users.forget('alice').then(() => (forgotten = true));
-    await settle();
+    await flushIO();
     expect(forgotten).toBe(false);
     gate.resolve();
     rig.gate = undefined;
@@ -196,10 +197,10 @@ describe('UserClients: the cache', () => {
     const gate = deferred();
     rig.gate = gate.promise;
     const call = users.client('alice').accounts.list().toArray();
-    await settle();
+    await flushIO();
     let disposed = false;
     const disposing = users[Symbol.asyncDispose]().then(() => (disposed = true));
-    await settle();
+    await flushIO();
     expect(disposed).toBe(false);
     gate.resolve();
     await Promise.all([call, disposing]);
@@ -255,7 +256,7 @@ describe('UserClients: onReauthorizationRequired', () => {
     });
     const fail = () => users.client('alice').accounts.list().toArray().catch((e: unknown) => e);
     expect(await fail()).toBeInstanceOf(ReauthorizationRequiredError);
-    await settle();
+    await flushIO();
     expect(await fail()).toBeInstanceOf(ReauthorizationRequiredError); // the callback failed: called again
     await fail();
     expect(calls).toEqual(['alice', 'alice']);
