@@ -16,6 +16,7 @@ import { measureAccessToken } from './measures/access-token.js';
 import { measureBundles } from './measures/bundle.js';
 import { measureColdImport } from './measures/cold-import.js';
 import { measureCpuProfile } from './measures/cpu-profile.js';
+import { measureFleet } from './measures/fleet.js';
 import { measureLatency } from './measures/latency.js';
 import { measurePaginationHeap } from './measures/pagination-heap.js';
 import { measureParseCost } from './measures/parse-cost.js';
@@ -41,6 +42,7 @@ const measures: Measure[] = [
   { name: 'pagination-heap', titled: 'Heap while iterating', run: () => measurePaginationHeap({ quick }) },
   { name: 'bundle', titled: 'Bundle size', usesDist: true, run: () => measureBundles() },
   { name: 'cold-import', titled: 'Cold import', usesDist: true, run: () => measureColdImport({ runs: quick ? 5 : 10 }) },
+  { name: 'fleet', titled: 'Fleet:', usesDist: true, run: () => measureFleet({ quick }) },
 ];
 
 const loadAtStart = os.loadavg()[0]!;

@@ -1,7 +1,7 @@
 /**
  * Starts a real `redis-server` for one test file: a free loopback port, no persistence, stopped after.
  * The binary comes from the test set-up (test/support/test-tools.ts): REDIS_SERVER_BIN, the PATH, or installed
- * from Debian's packages on a fresh machine.
+ * from Debian's packages on a fresh machine. Outside vitest (the fleet benchmark) the caller passes it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -15,14 +15,12 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-const BINARY = inject('redisServerBin');
-
-export async function startRedisServer(): Promise<RedisServer> {
+export async function startRedisServer(binary: string = inject('redisServerBin')): Promise<RedisServer> {
   let lastError: unknown;
   // A free port can be taken between the probe and redis-server's bind: try a few.
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
-      return await startOn(await freePort());
+      return await startOn(binary, await freePort());
     } catch (error) {
       lastError = error;
       if (error instanceof Error && error.message.includes('not found')) throw error;
@@ -31,9 +29,9 @@ export async function startRedisServer(): Promise<RedisServer> {
   throw lastError;
 }
 
-function startOn(port: number): Promise<RedisServer> {
+function startOn(binary: string, port: number): Promise<RedisServer> {
   const child = spawn(
-    BINARY,
+    binary,
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir()],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -52,7 +50,7 @@ function startOn(port: number): Promise<RedisServer> {
     child.once('error', (error: NodeJS.ErrnoException) =>
       reject(
         error.code === 'ENOENT'
-          ? new Error(`${BINARY} not found: install it (apt-get install redis-server) or set REDIS_SERVER_BIN`)
+          ? new Error(`${binary} not found: install it (apt-get install redis-server) or set REDIS_SERVER_BIN`)
           : error,
       ),
     );
