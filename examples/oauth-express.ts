@@ -3,8 +3,10 @@
  *
  * Shows: /login builds the authorization URL and keeps `state` and the PKCE `codeVerifier` in the user's
  * session (server side: they never reach the browser); /callback checks the answer, exchanges the code and
- * saves the TokenSet through a TokenStore; /accounts lists the user's accounts with PostSched + TokenManager,
- * which refreshes the access token on its own. Each failure a user can cause gets a page that says what to do.
+ * connects the user (`UserClients.connect`: the TokenSet goes into the user's TokenStore); /accounts lists the
+ * user's accounts with `users.client(userId)`, a PostSched that refreshes the access token on its own. One
+ * `UserClients` serves every user, keeping at most `maxUsers` of them cached. Each failure a user can cause gets a
+ * page that says what to do.
  *
  * Against the local mock of the service (in a clone of this repository, `npm run mock` instead of `npx postsched mock`):
  *   npx postsched mock                    # terminal 1: paste its export lines into terminal 2
@@ -20,14 +22,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import express from 'express';
 import {
-  MemoryTokenStore,
   OAuthCallbackError,
   OAuthClient,
   OAuthError,
   PermissionDeniedError,
-  PostSched,
   ReauthorizationRequiredError,
-  TokenManager,
+  UserClients,
   type Account,
   type Scope,
   type TokenSet,
@@ -67,7 +67,7 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
 
 export interface AppOptions {
   /**
-   * Where each user's tokens live. Default: memory (lost on restart). Use a `FileTokenStore`
+   * Where each user's tokens live. Default: memory, one process (lost on restart). Use a `FileTokenStore`
    * (examples/file-token-store.ts) for one process, `RedisTokenStore` ('@postsched/sdk/redis') for several.
    */
   tokenStoreFor?: (userId: string) => TokenStore;
@@ -134,18 +134,16 @@ function readCookie(req: express.Request, name: string): string | undefined {
 export function createApp(config: Config, options: AppOptions = {}): express.Express {
   const oauth = new OAuthClient(config);
   const sessions = new Sessions(config.redirectUri.startsWith('https:'));
-  const tokenStoreFor = options.tokenStoreFor ?? (() => new MemoryTokenStore());
-  // One TokenManager (and client) per user: it lets only one refresh of that user's tokens run at a time.
-  const clients = new Map<string, { manager: TokenManager; client: PostSched }>();
-  const clientFor = (userId: string) => {
-    let entry = clients.get(userId);
-    if (entry === undefined) {
-      const manager = new TokenManager({ oauth, store: tokenStoreFor(userId) });
-      entry = { manager, client: new PostSched({ baseUrl: config.baseUrl, auth: manager }) };
-      clients.set(userId, entry);
-    }
-    return entry;
-  };
+  // One object for every user: a client per user, one refresh at a time per user, at most maxUsers kept in memory
+  // (the least recently used dropped; their tokens stay in their store).
+  const users = new UserClients({
+    oauth,
+    baseUrl: config.baseUrl,
+    ...(options.tokenStoreFor === undefined ? {} : { store: options.tokenStoreFor }),
+    maxUsers: 10_000,
+    // Once per user whose refresh token stopped working: mark them disconnected in your database, email them…
+    onReauthorizationRequired: (userId, error) => console.warn(`User ${userId} must connect again (${error.reason})`),
+  });
 
   const app = express();
   app.disable('x-powered-by');
@@ -190,7 +188,7 @@ export function createApp(config: Config, options: AppOptions = {}): express.Exp
       throw error;
     }
     const userId = session.userId ?? randomUUID();
-    await clientFor(userId).manager.setTokens(tokens); // saved through the user's TokenStore
+    await users.connect(userId, tokens); // saved through the user's TokenStore
     session.userId = userId;
     sessions.rotate(req, res, session);
     res.redirect('/accounts');
@@ -202,7 +200,7 @@ export function createApp(config: Config, options: AppOptions = {}): express.Exp
     const accounts: Account[] = [];
     try {
       // The manager refreshes an expired token first, and once more if the service answers 401.
-      for await (const account of clientFor(userId).client.accounts.list()) accounts.push(account);
+      for await (const account of users.client(userId).accounts.list()) accounts.push(account);
     } catch (error) {
       if (error instanceof ReauthorizationRequiredError) {
         // The refresh token was revoked, expired or already used: only the user can fix it.

@@ -26,7 +26,7 @@ import cluster from 'node:cluster';
 import { createServer, type ServerResponse } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { Redis } from 'ioredis';
-import { OAuthClient, OAuthError, PostSched, ReauthorizationRequiredError, TokenManager, TokenStoreError, type Scope } from '@postsched/sdk';
+import { OAuthClient, OAuthError, ReauthorizationRequiredError, TokenStoreError, UserClients, type Scope } from '@postsched/sdk';
 import { RedisTokenStore, TokenStoreUnavailableError } from '@postsched/sdk/redis';
 
 function env(name: string, fallback?: string): string {
@@ -75,19 +75,16 @@ if (cluster.isPrimary) {
   const scopes: Scope[] = ['accounts:read'];
   const encryptionKey = env('TOKEN_ENCRYPTION_KEY');
 
-  // One TokenManager per user and process: it keeps the user's fresh access token in memory, so most calls
-  // touch neither Redis nor the service. Use an LRU cache instead of a Map when users are many.
-  const managers = new Map<string, { tokens: TokenManager; client: PostSched }>();
-  const tokensFor = (userId: string) => {
-    let entry = managers.get(userId);
-    if (entry === undefined) {
-      const store = new RedisTokenStore({ redis, key: `postsched:tokens:${userId}`, encryptionKey });
-      const tokens = new TokenManager({ oauth, store });
-      entry = { tokens, client: new PostSched({ baseUrl, auth: tokens }) };
-      managers.set(userId, entry);
-    }
-    return entry;
-  };
+  // One UserClients per process: a client per user, whose fresh access token stays in memory, so most calls touch
+  // neither Redis nor the service. At most maxUsers are cached (least recently used dropped, never mid-refresh);
+  // a dropped user's tokens stay in Redis and are read again on their next request. The braces in the key are a
+  // Redis Cluster hash tag: the tokens and their lock land in one slot.
+  const users = new UserClients({
+    oauth,
+    baseUrl,
+    store: (userId) => new RedisTokenStore({ redis, key: `postsched:tokens:{${userId}}`, encryptionKey }),
+    maxUsers: 10_000,
+  });
 
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
@@ -109,7 +106,7 @@ if (cluster.isPrimary) {
     if (saved === null) return send(res, 400, { error: 'unknown_or_expired_login' });
     const pending = JSON.parse(saved) as { userId: string; state: string; codeVerifier: string };
     try {
-      await tokensFor(pending.userId).tokens.setTokens(await oauth.exchangeCode(url.searchParams, { ...pending, scopes }));
+      await users.connect(pending.userId, await oauth.exchangeCode(url.searchParams, { ...pending, scopes }));
     } catch (error) {
       // access_denied (the user said no), a replayed or forged callback: nothing was stored.
       if (error instanceof OAuthError) return send(res, 400, { error: error.error });
@@ -125,7 +122,7 @@ if (cluster.isPrimary) {
     try {
       if (match === null) return await callback(url, res);
       if (match[2] === 'login') return await login(match[1] as string, res);
-      const accounts = await tokensFor(match[1] as string).client.accounts.list().toArray();
+      const accounts = await users.client(match[1] as string).accounts.list().toArray();
       send(res, 200, { worker: process.pid, accounts });
     } catch (error) {
       if (error instanceof ReauthorizationRequiredError) {
@@ -146,6 +143,9 @@ if (cluster.isPrimary) {
   process.once('SIGTERM', () => {
     server.close();
     server.closeAllConnections();
-    void redis.quit().finally(() => process.exit(0));
+    // Refreshes in flight finish and are stored in Redis before the connection closes.
+    void users[Symbol.asyncDispose]()
+      .then(() => redis.quit())
+      .finally(() => process.exit(0));
   });
 }

@@ -61,7 +61,7 @@ describe('examples/redis-multi-process.ts against postsched mock', () => {
   it('serves 40 concurrent requests across its workers with one token refresh after the token expired', { timeout: 60_000 }, async () => {
     // An hour later: the stored access token has expired (by the local clock, which the SDK reads).
     const redis = new Redis(redisServer?.url as string);
-    const store = new RedisTokenStore({ redis, key: 'postsched:tokens:user_1', encryptionKey: ENCRYPTION_KEY });
+    const store = new RedisTokenStore({ redis, key: 'postsched:tokens:{user_1}', encryptionKey: ENCRYPTION_KEY });
     const stored = await store.get();
     expect(stored?.scopes).toEqual(['accounts:read']);
     await store.set({ ...(stored as NonNullable<typeof stored>), expiresAt: Date.now() - 1_000 });
