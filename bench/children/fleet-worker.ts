@@ -10,6 +10,7 @@
 import type * as Sdk from '@postsched/sdk';
 import type * as SdkRedis from '@postsched/sdk/redis';
 import { Redis } from 'ioredis';
+import { settledHeap } from '../lib/heap.js';
 
 export interface FleetWorkerConfig {
   redisUrl: string;
@@ -41,17 +42,6 @@ export interface FleetWorkerResult {
 
 const config = JSON.parse(process.env['FLEET_WORKER'] ?? '{}') as FleetWorkerConfig;
 const send = (message: { type: 'ready' } | FleetWorkerResult) => process.send?.(message);
-const gc = (globalThis as { gc?: () => void }).gc;
-if (gc === undefined) throw new Error('run with --expose-gc');
-
-/** heapUsed after a full GC, with a turn of the event loop between two (finalizers run in between). */
-async function heap(): Promise<number> {
-  gc!();
-  await new Promise((resolve) => setTimeout(resolve, 10));
-  gc!();
-  return process.memoryUsage().heapUsed;
-}
-
 // The SDK as users get it (see bench/lib/get-contenders.ts): built, untransformed.
 const dist = (path: string) => new URL(`../../dist/${path}`, import.meta.url).href;
 const { OAuthClient, ReauthorizationRequiredError, UserClients } = (await import(dist('index.node.js'))) as typeof Sdk;
@@ -67,7 +57,7 @@ const options = { oauth, baseUrl: config.baseUrl, store: (userId: string) => new
   await Promise.all(config.warmUpUsers.map((userId) => warm.client(userId).accounts.list().toArray()));
   await warm[Symbol.asyncDispose]();
 }
-const heapBefore = await heap();
+const heapBefore = await settledHeap();
 const users = new UserClients({ ...options, maxUsers: config.users });
 
 async function run(): Promise<FleetWorkerResult> {
@@ -97,7 +87,7 @@ async function run(): Promise<FleetWorkerResult> {
   const wallMs = performance.now() - started;
   const { user, system } = process.cpuUsage(cpu);
   const failures = Object.values(failed).reduce((a, b) => a + b, 0);
-  const heapAfter = await heap();
+  const heapAfter = await settledHeap();
   return {
     type: 'done',
     succeeded,
