@@ -14,7 +14,7 @@ export interface Rig {
   oauth: OAuthClient;
   /** Counts refreshes per user and can hold them (`gate`); pass it as `UserClients`' `oauth`. */
   refresher: TokenRefresher;
-  fetch: (input: Request, init?: RequestInit) => Promise<Response>;
+  fetch: (input: Request | string | URL, init?: RequestInit) => Promise<Response>;
   /** Refreshes that reached the service, per user. */
   refreshes: Map<string, number>;
   /** Refreshes sent with a refresh token already sent once (rotated out): each one revokes that user's grant. */
@@ -30,7 +30,7 @@ export interface Rig {
 export function createRig(): Rig {
   const fake = createFakeService({ refreshTokenReuse: 'revoke-grant' });
   const app = fake.registerApp({ redirectUris: ['https://app.example/callback'] });
-  const fetch = (input: Request, init?: RequestInit) => fake.handler(new Request(input, init));
+  const fetch = (input: Request | string | URL, init?: RequestInit) => fake.handler(new Request(input, init));
   const oauth = new OAuthClient({ baseUrl: fake.baseUrl, clientId: app.clientId, clientSecret: app.clientSecret, redirectUri: 'https://app.example/callback', fetch });
   const ownerOf = new Map<string, string>(); // refresh token → user
   const refreshes = new Map<string, number>();
