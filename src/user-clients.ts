@@ -26,7 +26,17 @@ const ASYNC_DISPOSE: typeof Symbol.asyncDispose = Symbol.asyncDispose ?? (Symbol
 /** Default `maxUsers`. */
 const DEFAULT_MAX_USERS = 10_000;
 
-/** Options of {@link UserClients}. */
+/**
+ * Options of {@link UserClients}.
+ *
+ * @example
+ * const options: UserClientsOptions = {
+ *   oauth,
+ *   baseUrl: 'https://api.postsched.example/v1',
+ *   store: (userId) => new RedisTokenStore({ redis, key: `postsched:tokens:{${userId}}` }),
+ *   onReauthorizationRequired: (userId) => db.markDisconnected(userId),
+ * }
+ */
 export interface UserClientsOptions {
   /** Performs the refreshes: your `OAuthClient`. */
   oauth: TokenRefresher;
@@ -241,7 +251,12 @@ export class UserClients {
     inspectAs(this, () => `UserClients { cachedUsers: ${this.#users.size}, maxUsers: ${this.#maxUsers} }`);
   }
 
-  /** How many users are cached now. */
+  /**
+   * How many users are cached now: at most `maxUsers`, plus users kept while a token call of theirs is in flight.
+   *
+   * @example
+   * metrics.gauge('postsched.cached_users', users.size)
+   */
   get size(): number {
     return this.#users.size;
   }
