@@ -1,0 +1,155 @@
+/**
+ * A wall-clock time in a time zone → the instant it names, with exactly the semantics of Temporal's
+ * `PlainDateTime.prototype.toZonedDateTime(timeZone, { disambiguation })` (TC39 Temporal, GetPossibleEpochNanoseconds
+ * and DisambiguatePossibleEpochNanoseconds), in plain numbers: wall times are epoch milliseconds "as if UTC".
+ */
+import { ValidationError } from '../errors.js';
+import { invalidValue } from '../invalid-option.js';
+import { offsetsOf, type OffsetAt } from './zone.js';
+
+/**
+ * What to do with a wall time that does not exist (clocks jumped over it) or happens twice (clocks went back):
+ * Temporal's four policies.
+ * - `'compatible'` (the default, as Temporal, `Date` and RFC 5545): a skipped time is moved forward by the length
+ *   of the jump (02:30 → 03:30 when clocks go from 02:00 to 03:00); a repeated time is the first of the two.
+ * - `'earlier'`: the earlier instant (a skipped time moved back by the jump: 02:30 → 01:30).
+ * - `'later'`: the later instant (a skipped time moved forward: 02:30 → 03:30; a repeated time, the second).
+ * - `'reject'`: throw a `ValidationError` that says what the clocks do at that time.
+ */
+export type Disambiguation = 'compatible' | 'earlier' | 'later' | 'reject';
+
+/** Options of {@link atLocalTime}. */
+export interface AtLocalTimeOptions {
+  /** For a time that does not exist or happens twice: `'compatible'` (default), `'earlier'`, `'later'` or `'reject'`. */
+  disambiguation?: Disambiguation | undefined;
+}
+
+export const DAY = 864e5;
+
+/** A wall time that has no single instant under `'reject'`: where the clocks change (an instant), and what to say. */
+export type Refusal = [transition: number, message: string];
+
+/**
+ * The instant that wall time `wall` names in the zone, as Temporal chooses it, or the refusal under `'reject'`.
+ * `zone` is the name used in the refusal's message.
+ */
+export function toInstant(offsetAt: OffsetAt, wall: number, policy: Disambiguation, zone: string): number | Refusal {
+  const found = possible(offsetAt, wall);
+  if (found.length === 1) return found[0]!;
+  if (policy === 'reject') return refusal(offsetAt, wall, zone, found.length > 0);
+  if (found.length > 0) return policy === 'later' ? found.at(-1)! : found[0]!;
+  // Skipped: the wall time moved by the length of the jump, then resolved again (DisambiguatePossibleEpochNanoseconds).
+  const jump = offsetAt(wall + DAY) - offsetAt(wall - DAY);
+  return policy === 'earlier' ? possible(offsetAt, wall - jump)[0]! : possible(offsetAt, wall + jump).at(-1)!;
+}
+
+/**
+ * Every instant whose wall time is `wall`: Temporal's GetNamedTimeZoneEpochNanoseconds tries the offsets a day
+ * before and a day after, and keeps the ones that give back the same wall time. One, two (clocks went back) or none.
+ */
+function possible(offsetAt: OffsetAt, wall: number): number[] {
+  const before = offsetAt(wall - DAY);
+  const after = offsetAt(wall + DAY);
+  return (before === after ? [before] : [before, after]).filter((offset) => offsetAt(wall - offset) === offset).map((offset) => wall - offset);
+}
+
+/** "02:30 does not exist in Europe/Berlin on 2027-03-28: clocks go from 02:00 to 03:00. …", with the change's instant. */
+function refusal(offsetAt: OffsetAt, wall: number, zone: string, twice: boolean): Refusal {
+  const before = offsetAt(wall - DAY);
+  const after = offsetAt(wall + DAY);
+  // The clocks change between the two readings of `wall`: bisect to the first millisecond of the new offset.
+  let low = wall - Math.max(before, after);
+  let high = wall - Math.min(before, after);
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    if (offsetAt(middle) === before) low = middle;
+    else high = middle;
+  }
+  const date = (at: number) => new Date(at).toISOString().slice(0, -14);
+  // "02:30", "02:30:15" or "02:30:15.250"; with its date when not on the day asked for (a jump across midnight).
+  const clock = (at: number) =>
+    (date(at) === date(wall) ? '' : `${date(at)} `) + new Date(at).toISOString().slice(-13, at % 1000 ? -1 : at % 6e4 ? -5 : -8);
+  const jump = after - before;
+  return [
+    high,
+    `${clock(wall)} ${twice ? 'happens twice' : 'does not exist'} in ${zone} on ${date(wall)}: clocks go ${twice ? 'back ' : ''}from ` +
+      `${clock(high + before)} to ${clock(high + after)}. ` +
+      (twice
+        ? "Pass disambiguation 'earlier' for the first of the two or 'later' for the second, or pick another time."
+        : `Pick another time, or pass disambiguation 'compatible' for ${clock(wall + jump)} or 'earlier' for ${clock(wall - jump)}.`),
+  ];
+}
+
+const TIME = String.raw`(\d\d):(\d\d)(?::(\d\d)(?:\.(\d{1,3}))?)?`;
+const LOCAL = new RegExp(String.raw`^(\d{4})-(\d\d)-(\d\d)[Tt ]${TIME}(.*)$`);
+const TIME_OF_DAY = new RegExp(`^${TIME}$`);
+const SHAPE = ': write the wall time as YYYY-MM-DDTHH:mm[:ss[.sss]], such as "2027-03-28T09:00".';
+
+/** Throws a `ValidationError` about the value being read: "`local` is "…": <problem>". */
+type Fail = (problem: string) => never;
+
+/** `local` ("2027-03-28T09:00") as a wall time, or a `ValidationError` about `local` that says what to write. */
+export function parseLocal(local: string): number {
+  const fail: Fail = (problem) => invalidValue('local', local, problem);
+  const match = typeof local === 'string' ? LOCAL.exec(local) : null;
+  if (match === null) return fail(SHAPE);
+  const [, year, month, day, ...time] = match;
+  const rest = time.pop()!;
+  if (/^([Zz]|[+-]\d|\[)/.test(rest)) {
+    fail(
+      `, which holds a UTC offset or zone (${JSON.stringify(rest.slice(0, 32))}): pass the wall time alone ` +
+        `("${local.slice(0, local.length - rest.length)}") and the zone separately, as its IANA name ("Europe/Berlin").`,
+    );
+  }
+  if (rest !== '') fail(SHAPE);
+  const date = new Date(0).setUTCFullYear(+year!, +month! - 1, +day!);
+  if (new Date(date).toISOString().slice(0, -14) !== local.slice(0, 10)) fail(`: ${local.slice(0, 10)} is not a date (months go from 01 to 12, days to 28, 29, 30 or 31).`);
+  return date + timeOfDay(time, fail);
+}
+
+/** "HH:mm[:ss[.sss]]", the `index`th of `times`, → milliseconds since midnight, or a `ValidationError`. */
+export function parseTime(time: string, index: number): number {
+  const fail: Fail = (problem) => invalidValue(`times[${index}]`, time, problem, ['times', index]);
+  const match = typeof time === 'string' ? TIME_OF_DAY.exec(time) : null;
+  return match === null ? fail(': write a time of day as HH:mm or HH:mm:ss, such as "09:00" or "17:30".') : timeOfDay(match.slice(1), fail);
+}
+
+/** [hours, minutes, seconds?, fraction?] → ms; hours 00–23 (Temporal refuses 24:00 too), minutes and seconds 00–59. */
+function timeOfDay([hours, minutes, seconds = '0', fraction = '']: Array<string | undefined>, fail: Fail): number {
+  if (+hours! > 23) fail(': hours go from 00 to 23 (for the midnight that ends a day, write 00:00 of the next day).');
+  if (+minutes! > 59 || +seconds > 59) fail(': minutes and seconds go from 00 to 59.');
+  return ((+hours! * 60 + +minutes!) * 60 + +seconds) * 1000 + +fraction.padEnd(3, '0');
+}
+
+const POLICIES: readonly Disambiguation[] = ['compatible', 'earlier', 'later', 'reject'];
+
+/** The policy, `'compatible'` when not given; anything else is a `ValidationError`. */
+export function checkPolicy(disambiguation: Disambiguation | undefined): Disambiguation {
+  if (disambiguation === undefined) return 'compatible';
+  if (!POLICIES.includes(disambiguation)) invalidValue('disambiguation', disambiguation, ": use 'compatible' (the default), 'earlier', 'later' or 'reject'.");
+  return disambiguation;
+}
+
+/**
+ * The instant of a wall-clock time in a time zone: what to send as `publish_at` when a user says
+ * "Monday 09:00 in Berlin". The same instant as Temporal's
+ * `Temporal.PlainDateTime.from(local).toZonedDateTime(timeZone, { disambiguation })`, on every runtime (it reads
+ * the runtime's time-zone data through `Intl.DateTimeFormat`).
+ *
+ * @param local the wall time, `YYYY-MM-DDTHH:mm[:ss[.sss]]`, without a zone or offset (`"2027-03-28T09:00"`)
+ * @param timeZone an IANA time zone name (`"Europe/Berlin"`)
+ * @throws ValidationError for a malformed or impossible `local` (2027-02-30, 24:00, a `Z` or offset in it), an
+ *   unknown `timeZone` (with the closest name: "did you mean …?"), or, under `'reject'`, a time that does not
+ *   exist or happens twice in that zone.
+ *
+ * @example
+ * await client.posts.create({ account_ids, publish_at: atLocalTime('2027-03-29T09:00', 'Europe/Berlin') });
+ * atLocalTime('2027-03-28T02:30', 'Europe/Berlin');                               // 03:30 CEST: 02:30 was skipped
+ * atLocalTime('2027-10-31T02:30', 'Europe/Berlin', { disambiguation: 'later' });  // the second 02:30 (CET)
+ */
+export function atLocalTime(local: string, timeZone: string, options: AtLocalTimeOptions = {}): Date {
+  const wall = parseLocal(local);
+  const instant = toInstant(offsetsOf(timeZone), wall, checkPolicy(options.disambiguation), timeZone);
+  if (typeof instant !== 'number') throw new ValidationError(instant[1], ['local']);
+  return new Date(instant);
+}

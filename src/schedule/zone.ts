@@ -1,0 +1,75 @@
+/**
+ * A time zone's UTC offsets, read from the runtime's own time-zone data through `Intl.DateTimeFormat` (the only
+ * Web-standard API that has it): no data of our own, so an update of the runtime's tzdata updates us.
+ */
+import { invalidValue } from '../invalid-option.js';
+
+/** The zone's UTC offset at an instant, in ms (`+3_600_000` for CET). Both in epoch milliseconds. */
+export type OffsetAt = (instant: number) => number;
+
+/** One formatter per zone, reused (creating one costs ~50x a format call); at most 64 zones are kept. */
+const zones = new Map<string, OffsetAt>();
+
+/** The offsets of `timeZone`, or a `ValidationError` (with the closest IANA name, when one is close). */
+export function offsetsOf(timeZone: string): OffsetAt {
+  let offsetAt = zones.get(timeZone);
+  if (offsetAt === undefined) {
+    if (typeof timeZone !== 'string') invalidValue('timeZone', timeZone, ': pass an IANA time zone name such as "Europe/Berlin".');
+    let format: (instant: number) => string;
+    try {
+      // en-US with numeric fields and h23 gives "3/28/2027 AD, 03:30:00" in every runtime; `era` tells 1 BC from 1 AD.
+      format = new Intl.DateTimeFormat('en-US', {
+        timeZone,
+        hourCycle: 'h23',
+        era: 'short',
+        year: 'numeric',
+        month: 'numeric',
+        day: 'numeric',
+        hour: 'numeric',
+        minute: 'numeric',
+        second: 'numeric',
+      }).format;
+    } catch {
+      return invalidValue('timeZone', timeZone, `, not a time zone this runtime knows: ${suggest(timeZone)}`);
+    }
+    offsetAt = (instant) => {
+      const second = Math.floor(instant / 1000) * 1000;
+      const text = format(second);
+      const [month, day, year, , hour, minute, seconds] = text.split(/\W+/).map(Number);
+      // setUTCFullYear, not Date.UTC, which reads the years 0 to 99 as 1900 to 1999. Some engines wrote midnight as 24.
+      const wall = new Date(0).setUTCFullYear(text.includes('B') ? 1 - year! : year!, month! - 1, day) + ((hour! % 24) * 60 + minute!) * 6e4 + seconds! * 1e3;
+      if (Number.isNaN(wall)) throw new TypeError(`Intl.DateTimeFormat wrote an instant as "${text}", which @postsched/sdk/schedule cannot read.`);
+      return wall - second;
+    };
+    if (zones.size === 64) zones.delete(zones.keys().next().value!);
+    zones.set(timeZone, offsetAt);
+  }
+  return offsetAt;
+}
+
+/** "did you mean …?" with the IANA name closest to `name` (or to its city part), when one is close enough. */
+function suggest(name: string): string {
+  const key = (text: string) => text.toLowerCase().replaceAll(' ', '_');
+  let best = '';
+  let bestDistance = Math.min(3, name.length / 3);
+  for (const zone of Intl.supportedValuesOf?.('timeZone') ?? []) {
+    const found = Math.min(distance(key(name), key(zone)), distance(key(name), key(zone.slice(zone.lastIndexOf('/') + 1))));
+    if (found < bestDistance) [best, bestDistance] = [zone, found];
+  }
+  return best === ''
+    ? 'pass an IANA name such as "Europe/Berlin" or "America/New_York" (Intl.supportedValuesOf(\'timeZone\') lists them).'
+    : `did you mean "${best}"?`;
+}
+
+/** Levenshtein distance: the fewest one-character insertions, deletions or substitutions from `a` to `b`. */
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = row;
+  }
+  return previous[b.length]!;
+}
