@@ -65,25 +65,25 @@ function refusal(offsetAt: OffsetAt, wall: number, zone: string, twice: boolean)
     if (offsetAt(middle) === before) low = middle;
     else high = middle;
   }
-  const date = (at: number) => new Date(at).toISOString().slice(0, -14);
-  // "02:30", "02:30:15" or "02:30:15.250"; with its date when not on the day asked for (a jump across midnight).
-  const clock = (at: number) =>
-    (date(at) === date(wall) ? '' : `${date(at)} `) + new Date(at).toISOString().slice(-13, at % 1000 ? -1 : at % 6e4 ? -5 : -8);
-  const jump = after - before;
+  const day = iso(wall).slice(0, 10);
+  // "02:30", "02:30:15" or "02:30:15.250"; with the date when it is not the day asked for (a jump across midnight).
+  const clock = (at: number) => iso(at).replace(day, '').slice(0, at % 1000 ? -1 : at % 6e4 ? -5 : -8).replace('T', ' ').trim();
   return [
     high,
-    `${clock(wall)} ${twice ? 'happens twice' : 'does not exist'} in ${zone} on ${date(wall)}: clocks go ${twice ? 'back ' : ''}from ` +
+    `${clock(wall)} ${twice ? 'happens twice' : 'does not exist'} in ${zone} on ${day}: clocks go ${twice ? 'back ' : ''}from ` +
       `${clock(high + before)} to ${clock(high + after)}. ` +
       (twice
-        ? "Pass disambiguation 'earlier' for the first of the two or 'later' for the second, or pick another time."
-        : `Pick another time, or pass disambiguation 'compatible' for ${clock(wall + jump)} or 'earlier' for ${clock(wall - jump)}.`),
+        ? "Pass disambiguation 'earlier' or 'later' to pick the first or the second."
+        : `Pick another time, or pass disambiguation 'compatible' (${clock(wall + after - before)}) or 'earlier' (${clock(wall + before - after)}).`),
   ];
 }
 
+/** A wall time (or instant) in ISO 8601: "2027-03-28T02:30:00.000Z". */
+const iso = (at: number) => new Date(at).toISOString();
+
 const TIME = String.raw`(\d\d):(\d\d)(?::(\d\d)(?:\.(\d{1,3}))?)?`;
-const LOCAL = new RegExp(String.raw`^(\d{4})-(\d\d)-(\d\d)[Tt ]${TIME}(.*)$`);
+const LOCAL = new RegExp(String.raw`^(\d{4}-\d\d-\d\d)[Tt ]${TIME}(.*)$`);
 const TIME_OF_DAY = new RegExp(`^${TIME}$`);
-const SHAPE = ': write the wall time as YYYY-MM-DDTHH:mm[:ss[.sss]], such as "2027-03-28T09:00".';
 
 /** Throws a `ValidationError` about the value being read: "`local` is "…": <problem>". */
 type Fail = (problem: string) => never;
@@ -91,33 +91,23 @@ type Fail = (problem: string) => never;
 /** `local` ("2027-03-28T09:00") as a wall time, or a `ValidationError` about `local` that says what to write. */
 export function parseLocal(local: string): number {
   const fail: Fail = (problem) => invalidValue('local', local, problem);
-  const match = typeof local === 'string' ? LOCAL.exec(local) : null;
-  if (match === null) return fail(SHAPE);
-  const [, year, month, day, ...time] = match;
-  const rest = time.pop()!;
-  if (/^([Zz]|[+-]\d|\[)/.test(rest)) {
-    fail(
-      `, which holds a UTC offset or zone (${JSON.stringify(rest.slice(0, 32))}): pass the wall time alone ` +
-        `("${local.slice(0, local.length - rest.length)}") and the zone separately, as its IANA name ("Europe/Berlin").`,
-    );
-  }
-  if (rest !== '') fail(SHAPE);
-  const date = new Date(0).setUTCFullYear(+year!, +month! - 1, +day!);
-  if (new Date(date).toISOString().slice(0, -14) !== local.slice(0, 10)) fail(`: ${local.slice(0, 10)} is not a date (months go from 01 to 12, days to 28, 29, 30 or 31).`);
-  return date + timeOfDay(time, fail);
+  const [, date = '', ...time] = (typeof local === 'string' && LOCAL.exec(local)) || fail(': write the wall time as YYYY-MM-DDTHH:mm[:ss[.sss]], such as "2027-03-28T09:00".');
+  const rest = time.pop();
+  if (rest) fail(`, which ${/^[Zz+-]|^\[/.test(rest) ? 'holds a UTC offset or zone: pass the wall time alone and the zone as its IANA name' : 'has more than YYYY-MM-DDTHH:mm[:ss[.sss]]'}.`);
+  const day = Date.parse(date);
+  if (Number.isNaN(day) || iso(day).slice(0, 10) !== date) fail(`: ${date} is not a date.`);
+  return day + timeOfDay(time, fail);
 }
-
 /** "HH:mm[:ss[.sss]]", the `index`th of `times`, → milliseconds since midnight, or a `ValidationError`. */
 export function parseTime(time: string, index: number): number {
   const fail: Fail = (problem) => invalidValue(`times[${index}]`, time, problem, ['times', index]);
   const match = typeof time === 'string' ? TIME_OF_DAY.exec(time) : null;
-  return match === null ? fail(': write a time of day as HH:mm or HH:mm:ss, such as "09:00" or "17:30".') : timeOfDay(match.slice(1), fail);
+  return match === null ? fail(': write a time of day as HH:mm or HH:mm:ss, such as "09:00".') : timeOfDay(match.slice(1), fail);
 }
 
 /** [hours, minutes, seconds?, fraction?] → ms; hours 00–23 (Temporal refuses 24:00 too), minutes and seconds 00–59. */
 function timeOfDay([hours, minutes, seconds = '0', fraction = '']: Array<string | undefined>, fail: Fail): number {
-  if (+hours! > 23) fail(': hours go from 00 to 23 (for the midnight that ends a day, write 00:00 of the next day).');
-  if (+minutes! > 59 || +seconds > 59) fail(': minutes and seconds go from 00 to 59.');
+  if (+hours! > 23 || +minutes! > 59 || +seconds > 59) fail(': hours go from 00 to 23 (24:00 is 00:00 of the next day), minutes and seconds from 00 to 59.');
   return ((+hours! * 60 + +minutes!) * 60 + +seconds) * 1000 + +fraction.padEnd(3, '0');
 }
 

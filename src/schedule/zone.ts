@@ -14,12 +14,12 @@ const zones = new Map<string, OffsetAt>();
 export function offsetsOf(timeZone: string): OffsetAt {
   let offsetAt = zones.get(timeZone);
   if (offsetAt === undefined) {
-    if (typeof timeZone !== 'string') invalidValue('timeZone', timeZone, ': pass an IANA time zone name such as "Europe/Berlin".');
     let format: (instant: number) => string;
     try {
-      // en-US with numeric fields and h23 gives "3/28/2027 AD, 03:30:00" in every runtime; `era` tells 1 BC from 1 AD.
+      // en-US with numeric fields gives "3/28/2027 AD, 03:30:00" in every runtime; the era tells 1 BC from 1 AD.
+      // Not a string (undefined would mean the runtime's own zone): '/' is no zone either.
       format = new Intl.DateTimeFormat('en-US', {
-        timeZone,
+        timeZone: typeof timeZone === 'string' ? timeZone : '/',
         hourCycle: 'h23',
         era: 'short',
         year: 'numeric',
@@ -30,16 +30,14 @@ export function offsetsOf(timeZone: string): OffsetAt {
         second: 'numeric',
       }).format;
     } catch {
-      return invalidValue('timeZone', timeZone, `, not a time zone this runtime knows: ${suggest(timeZone)}`);
+      return invalidValue('timeZone', timeZone, `, not a time zone this runtime knows: ${suggest(String(timeZone))}`);
     }
     offsetAt = (instant) => {
       const second = Math.floor(instant / 1000) * 1000;
       const text = format(second);
       const [month, day, year, , hour, minute, seconds] = text.split(/\W+/).map(Number);
       // setUTCFullYear, not Date.UTC, which reads the years 0 to 99 as 1900 to 1999. Some engines wrote midnight as 24.
-      const wall = new Date(0).setUTCFullYear(text.includes('B') ? 1 - year! : year!, month! - 1, day) + ((hour! % 24) * 60 + minute!) * 6e4 + seconds! * 1e3;
-      if (Number.isNaN(wall)) throw new TypeError(`Intl.DateTimeFormat wrote an instant as "${text}", which @postsched/sdk/schedule cannot read.`);
-      return wall - second;
+      return new Date(0).setUTCFullYear(text.includes('B') ? 1 - year! : year!, month! - 1, day) + ((hour! % 24) * 60 + minute!) * 6e4 + seconds! * 1e3 - second;
     };
     if (zones.size === 64) zones.delete(zones.keys().next().value!);
     zones.set(timeZone, offsetAt);
@@ -51,25 +49,26 @@ export function offsetsOf(timeZone: string): OffsetAt {
 function suggest(name: string): string {
   const key = (text: string) => text.toLowerCase().replaceAll(' ', '_');
   let best = '';
-  let bestDistance = Math.min(3, name.length / 3);
+  let closest = Math.min(3, name.length / 3);
   for (const zone of Intl.supportedValuesOf?.('timeZone') ?? []) {
-    const found = Math.min(distance(key(name), key(zone)), distance(key(name), key(zone.slice(zone.lastIndexOf('/') + 1))));
-    if (found < bestDistance) [best, bestDistance] = [zone, found];
+    for (const candidate of [zone, zone.slice(zone.lastIndexOf('/') + 1)]) {
+      const found = distance(key(name), key(candidate));
+      if (found < closest) [best, closest] = [zone, found];
+    }
   }
-  return best === ''
-    ? 'pass an IANA name such as "Europe/Berlin" or "America/New_York" (Intl.supportedValuesOf(\'timeZone\') lists them).'
-    : `did you mean "${best}"?`;
+  return best ? `did you mean "${best}"?` : 'pass an IANA name such as "Europe/Berlin".';
 }
 
 /** Levenshtein distance: the fewest one-character insertions, deletions or substitutions from `a` to `b`. */
 function distance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (const char of a) {
+    let diagonal = row[0]!++;
     for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      const above = row[j]!;
+      row[j] = Math.min(above + 1, row[j - 1]! + 1, diagonal + (char === b[j - 1] ? 0 : 1));
+      diagonal = above;
     }
-    previous = row;
   }
-  return previous[b.length]!;
+  return row[b.length]!;
 }
