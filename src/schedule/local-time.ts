@@ -84,6 +84,7 @@ const iso = (at: number) => new Date(at).toISOString();
 const TIME = String.raw`(\d\d):(\d\d)(?::(\d\d)(?:\.(\d{1,3}))?)?`;
 const LOCAL = new RegExp(String.raw`^(\d{4}-\d\d-\d\d)[Tt ]${TIME}(.*)$`);
 const TIME_OF_DAY = new RegExp(`^${TIME}$`);
+const SHAPE = ': write YYYY-MM-DDTHH:mm[:ss[.sss]], such as "2027-03-28T09:00".';
 
 /** Throws a `ValidationError` about the value being read: "`local` is "…": <problem>". */
 type Fail = (problem: string) => never;
@@ -91,9 +92,9 @@ type Fail = (problem: string) => never;
 /** `local` ("2027-03-28T09:00") as a wall time, or a `ValidationError` about `local` that says what to write. */
 export function parseLocal(local: string): number {
   const fail: Fail = (problem) => invalidValue('local', local, problem);
-  const [, date = '', ...time] = (typeof local === 'string' && LOCAL.exec(local)) || fail(': write the wall time as YYYY-MM-DDTHH:mm[:ss[.sss]], such as "2027-03-28T09:00".');
+  const [, date = '', ...time] = (typeof local === 'string' && LOCAL.exec(local)) || fail(SHAPE);
   const rest = time.pop();
-  if (rest) fail(`, which ${/^[Zz+-]|^\[/.test(rest) ? 'holds a UTC offset or zone: pass the wall time alone and the zone as its IANA name' : 'has more than YYYY-MM-DDTHH:mm[:ss[.sss]]'}.`);
+  if (rest) fail(/^[Zz+-]|^\[/.test(rest) ? ', with an offset or zone: pass the wall time and the zone separately.' : SHAPE);
   const day = Date.parse(date);
   if (Number.isNaN(day) || iso(day).slice(0, 10) !== date) fail(`: ${date} is not a date.`);
   return day + timeOfDay(time, fail);
@@ -102,12 +103,12 @@ export function parseLocal(local: string): number {
 export function parseTime(time: string, index: number): number {
   const fail: Fail = (problem) => invalidValue(`times[${index}]`, time, problem, ['times', index]);
   const match = typeof time === 'string' ? TIME_OF_DAY.exec(time) : null;
-  return match === null ? fail(': write a time of day as HH:mm or HH:mm:ss, such as "09:00".') : timeOfDay(match.slice(1), fail);
+  return match === null ? fail(': write HH:mm or HH:mm:ss, such as "09:00".') : timeOfDay(match.slice(1), fail);
 }
 
 /** [hours, minutes, seconds?, fraction?] → ms; hours 00–23 (Temporal refuses 24:00 too), minutes and seconds 00–59. */
 function timeOfDay([hours, minutes, seconds = '0', fraction = '']: Array<string | undefined>, fail: Fail): number {
-  if (+hours! > 23 || +minutes! > 59 || +seconds > 59) fail(': hours go from 00 to 23 (24:00 is 00:00 of the next day), minutes and seconds from 00 to 59.');
+  if (+hours! > 23 || +minutes! > 59 || +seconds > 59) fail(': hours go from 00 to 23, minutes and seconds to 59 (24:00 is 00:00 of the next day).');
   return ((+hours! * 60 + +minutes!) * 60 + +seconds) * 1000 + +fraction.padEnd(3, '0');
 }
 
@@ -116,7 +117,7 @@ const POLICIES: readonly Disambiguation[] = ['compatible', 'earlier', 'later', '
 /** The policy, `'compatible'` when not given; anything else is a `ValidationError`. */
 export function checkPolicy(disambiguation: Disambiguation | undefined): Disambiguation {
   if (disambiguation === undefined) return 'compatible';
-  if (!POLICIES.includes(disambiguation)) invalidValue('disambiguation', disambiguation, ": use 'compatible' (the default), 'earlier', 'later' or 'reject'.");
+  if (!POLICIES.includes(disambiguation)) invalidValue('disambiguation', disambiguation, ": use 'compatible', 'earlier', 'later' or 'reject'.");
   return disambiguation;
 }
 

@@ -49,19 +49,20 @@ export interface WeeklySlotsOptions {
  * }
  */
 export function weeklySlots(options: WeeklySlotsOptions): Generator<Date, void, undefined> {
-  const { timeZone, days, times, from = new Date(), count = Infinity, until, disambiguation } = options;
+  const { timeZone, days, times, from = new Date(), until, disambiguation } = options;
   const offsetAt = offsetsOf(timeZone);
   const policy = checkPolicy(disambiguation);
   const weekdays = new Set(
     nonEmpty(days, 'days', "['mon', 'wed', 'fri']").map((day, index) =>
-      WEEKDAYS.includes(day) ? WEEKDAYS.indexOf(day) : invalidValue(`days[${index}]`, day, ": write a day as 'mon', 'tue', 'wed', 'thu', 'fri', 'sat' or 'sun'.", ['days', index]),
+      WEEKDAYS.includes(day) ? WEEKDAYS.indexOf(day) : invalidValue(`days[${index}]`, day, ": use 'mon', 'tue', 'wed', 'thu', 'fri', 'sat' or 'sun'.", ['days', index]),
     ),
   );
   const wallTimes = [...new Set(nonEmpty(times, 'times', "['09:00', '17:30']").map(parseTime))].sort((a, b) => a - b);
-  if (options.count === undefined && until === undefined) {
-    throw new ValidationError('Pass `count` (how many slots) or `until` (the last instant), or both: a weekly schedule has no end of its own.', ['count']);
+  // Without `until`, a missing count is NaN: refused, as a weekly schedule has no end of its own.
+  const count = options.count ?? (until === undefined ? NaN : Infinity);
+  if (!(count >= 0 && count === Math.floor(count))) {
+    invalidValue('count', options.count, ': pass `count` (how many slots, 0 or more) or `until` (a Date), or both; a weekly schedule has no end of its own.');
   }
-  if (!(count >= 0 && (count === Infinity || Number.isInteger(count)))) invalidValue('count', count, ': pass a whole number of slots, 0 or more.');
   return slots(offsetAt, timeZone, policy, weekdays, wallTimes, instant(from, 'from'), until === undefined ? Infinity : instant(until, 'until'), count);
 }
 
@@ -105,12 +106,12 @@ function* slots(
 
 /** `value` when it is a non-empty array; otherwise a `ValidationError` about `name`. */
 function nonEmpty<T>(value: readonly T[], name: string, example: string): readonly T[] {
-  if (!Array.isArray(value) || value.length === 0) invalidOption(name, `must be a non-empty array, such as ${example}.`);
+  if (!Array.isArray(value) || value.length === 0) invalidOption(name, `must list at least one, such as ${example}.`);
   return value;
 }
 
 /** The epoch milliseconds of a valid `Date`; otherwise a `ValidationError` about `name`. */
 function instant(value: Date, name: string): number {
   const time = value instanceof Date ? value.getTime() : NaN;
-  return Number.isNaN(time) ? invalidOption(name, 'must be a valid Date (an instant), such as new Date() or new Date("2027-01-04T00:00:00Z").') : time;
+  return Number.isNaN(time) ? invalidOption(name, 'must be a valid Date.') : time;
 }
