@@ -5,7 +5,7 @@
  */
 import { ValidationError } from '../errors.js';
 import { invalidValue } from '../invalid-option.js';
-import { offsetsOf, type OffsetAt } from './zone.js';
+import { offsetsOf, utc, type OffsetAt } from './zone.js';
 
 /**
  * What to do with a wall time that does not exist (clocks jumped over it) or happens twice (clocks went back):
@@ -82,7 +82,7 @@ function refusal(offsetAt: OffsetAt, wall: number, zone: string, twice: boolean)
 const iso = (at: number) => new Date(at).toISOString();
 
 const TIME = String.raw`(\d\d):(\d\d)(?::(\d\d)(?:\.(\d{1,3}))?)?`;
-const LOCAL = new RegExp(String.raw`^(\d{4}-\d\d-\d\d)[Tt ]${TIME}(.*)$`);
+const LOCAL = new RegExp(String.raw`^(\d{4})-(\d\d)-(\d\d)[Tt ]${TIME}(.*)$`);
 const TIME_OF_DAY = new RegExp(`^${TIME}$`);
 const SHAPE = ': write YYYY-MM-DDTHH:mm[:ss[.sss]], such as "2027-03-28T09:00".';
 
@@ -92,13 +92,15 @@ type Fail = (problem: string) => never;
 /** `local` ("2027-03-28T09:00") as a wall time, or a `ValidationError` about `local` that says what to write. */
 export function parseLocal(local: string): number {
   const fail: Fail = (problem) => invalidValue('local', local, problem);
-  const [, date = '', ...time] = (typeof local === 'string' && LOCAL.exec(local)) || fail(SHAPE);
+  const [, year, month, day, ...time] = (typeof local === 'string' && LOCAL.exec(local)) || fail(SHAPE);
   const rest = time.pop();
   if (rest) fail(/^[Zz+-]|^\[/.test(rest) ? ', with an offset or zone: pass the wall time and the zone separately.' : SHAPE);
-  const day = Date.parse(date);
-  if (Number.isNaN(day) || iso(day).slice(0, 10) !== date) fail(`: ${date} is not a date.`);
-  return day + timeOfDay(time, fail);
+  const date = utc(+year!, +month!, +day!);
+  // Day 1 to the month's last (the day is before the first of the next month), month 1 to 12.
+  if (!(+day! > 0 && +month! > 0 && +month! < 13 && date < utc(+year!, +month! + 1, 1))) fail(`: ${local.slice(0, 10)} is not a date.`);
+  return date + timeOfDay(time, fail);
 }
+
 /** "HH:mm[:ss[.sss]]", the `index`th of `times`, → milliseconds since midnight, or a `ValidationError`. */
 export function parseTime(time: string, index: number): number {
   const fail: Fail = (problem) => invalidValue(`times[${index}]`, time, problem, ['times', index]);

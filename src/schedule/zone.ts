@@ -35,14 +35,22 @@ export function offsetsOf(timeZone: string): OffsetAt {
     offsetAt = (instant) => {
       const second = Math.floor(instant / 1000) * 1000;
       const text = format(second);
-      const [month, day, year, , hour, minute, seconds] = text.split(/\W+/).map(Number);
-      // setUTCFullYear, not Date.UTC, which reads the years 0 to 99 as 1900 to 1999. Some engines wrote midnight as 24.
-      return new Date(0).setUTCFullYear(text.includes('B') ? 1 - year! : year!, month! - 1, day) + ((hour! % 24) * 60 + minute!) * 6e4 + seconds! * 1e3 - second;
+      const [month, day, year, hour, minute, seconds] = text.split(/\D+/);
+      // Some engines wrote midnight as 24.
+      return utc(text.includes('B') ? 1 - +year! : +year!, +month!, +day!, +hour! % 24, +minute!, +seconds!) - second;
     };
     if (zones.size === 64) zones.delete(zones.keys().next().value!);
     zones.set(timeZone, offsetAt);
   }
   return offsetAt;
+}
+
+/**
+ * `Date.UTC` of a proleptic Gregorian date and time (month 1 to 12), for any year: `Date.UTC` reads the years 0
+ * to 99 as 1900 to 1999, so it is asked 400 years later (146,097 days: one whole cycle of the calendar).
+ */
+export function utc(year: number, month: number, day: number, hours = 0, minutes = 0, seconds = 0): number {
+  return Date.UTC(year + 400, month - 1, day, hours, minutes, seconds) - 146_097 * 864e5;
 }
 
 /** "did you mean …?" with the IANA name closest to `name` (or to its city part), when one is close enough. */
