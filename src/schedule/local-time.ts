@@ -81,37 +81,31 @@ function refusal(offsetAt: OffsetAt, wall: number, zone: string, twice: boolean)
 /** A wall time (or instant) in ISO 8601: "2027-03-28T02:30:00.000Z". */
 const iso = (at: number) => new Date(at).toISOString();
 
-const TIME = String.raw`(\d\d):(\d\d)(?::(\d\d)(?:\.(\d{1,3}))?)?`;
-const LOCAL = new RegExp(String.raw`^(\d{4})-(\d\d)-(\d\d)[Tt ]${TIME}(.*)$`);
-const TIME_OF_DAY = new RegExp(`^${TIME}$`);
-const SHAPE = ': write YYYY-MM-DDTHH:mm[:ss[.sss]], such as "2027-03-28T09:00".';
+const LOCAL = /^(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d)(?::(\d\d)(?:\.(\d{1,3}))?)?(.*)$/;
 
 /** Throws a `ValidationError` about the value being read: "`local` is "…": <problem>". */
 type Fail = (problem: string) => never;
 
-/** `local` ("2027-03-28T09:00") as a wall time, or a `ValidationError` about `local` that says what to write. */
+/** `local` ("2027-03-28T09:00") as a wall time (ms as if UTC), or a `ValidationError` that says what to write. */
 export function parseLocal(local: string): number {
-  const fail: Fail = (problem) => invalidValue('local', local, problem);
-  const [, year, month, day, ...time] = (typeof local === 'string' && LOCAL.exec(local)) || fail(SHAPE);
-  const rest = time.pop();
-  if (rest) fail(/^[Zz+-]|^\[/.test(rest) ? ', with an offset or zone: pass the wall time and the zone separately.' : SHAPE);
-  const date = utc(+year!, +month!, +day!);
-  // Day 1 to the month's last (the day is before the first of the next month), month 1 to 12.
-  if (!(+day! > 0 && +month! > 0 && +month! < 13 && date < utc(+year!, +month! + 1, 1))) fail(`: ${local.slice(0, 10)} is not a date.`);
-  return date + timeOfDay(time, fail);
+  return readWall(local, (problem) => invalidValue('local', local, problem), ': write YYYY-MM-DDTHH:mm[:ss[.sss]], such as "2027-03-28T09:00".');
 }
 
-/** "HH:mm[:ss[.sss]]", the `index`th of `times`, → milliseconds since midnight, or a `ValidationError`. */
+/** `time` ("09:00"), the `index`th of `times`, as milliseconds since midnight, or a `ValidationError`. */
 export function parseTime(time: string, index: number): number {
   const fail: Fail = (problem) => invalidValue(`times[${index}]`, time, problem, ['times', index]);
-  const match = typeof time === 'string' ? TIME_OF_DAY.exec(time) : null;
-  return match === null ? fail(': write HH:mm or HH:mm:ss, such as "09:00".') : timeOfDay(match.slice(1), fail);
+  return readWall(`1970-01-01T${time}`, fail, ': write HH:mm or HH:mm:ss, such as "09:00".');
 }
 
-/** [hours, minutes, seconds?, fraction?] → ms; hours 00–23 (Temporal refuses 24:00 too), minutes and seconds 00–59. */
-function timeOfDay([hours, minutes, seconds = '0', fraction = '']: Array<string | undefined>, fail: Fail): number {
+/** "YYYY-MM-DDTHH:mm[:ss[.sss]]" → ms as if UTC; calendar dates only, hours 00–23 (Temporal refuses 24:00 too). */
+function readWall(text: string, fail: Fail, shape: string): number {
+  const [, year, month, day, hours, minutes, seconds = '0', fraction = '', rest] = (typeof text === 'string' && LOCAL.exec(text)) || fail(shape);
+  if (rest) fail(/^[Zz+-]|^\[/.test(rest) ? ', with an offset or zone: pass the wall time and the zone separately.' : shape);
+  const date = utc(+year!, +month!, +day!);
+  // Month 1 to 12, day 1 to the month's last (before the first of the next month).
+  if (!(+day! > 0 && +month! > 0 && +month! < 13 && date < utc(+year!, +month! + 1, 1))) fail(`: ${text.slice(0, 10)} is not a date.`);
   if (+hours! > 23 || +minutes! > 59 || +seconds > 59) fail(': hours go from 00 to 23, minutes and seconds to 59 (24:00 is 00:00 of the next day).');
-  return ((+hours! * 60 + +minutes!) * 60 + +seconds) * 1000 + +fraction.padEnd(3, '0');
+  return date + ((+hours! * 60 + +minutes!) * 60 + +seconds) * 1000 + +fraction.padEnd(3, '0');
 }
 
 const POLICIES: readonly Disambiguation[] = ['compatible', 'earlier', 'later', 'reject'];
