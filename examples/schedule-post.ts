@@ -13,7 +13,7 @@
  * Against a real service, set POSTSCHED_BASE_URL, POSTSCHED_ACCESS_TOKEN and POSTSCHED_ACCOUNT_ID yourself.
  * Optional: POSTSCHED_MEDIA_FILE=./photo.jpg POSTSCHED_POST_TEXT='Hello!'
  *   POSTSCHED_TIME_ZONE=Europe/Berlin       the user's IANA time zone (default: this machine's)
- *   POSTSCHED_PUBLISH_AT=2030-03-29T09:00   a wall time in that zone (default: the next weekday at 09:00); one that
+ *   POSTSCHED_PUBLISH_AT=YYYY-MM-DDTHH:mm   a wall time in that zone (default: the next weekday at 09:00); one that
  *                                           does not exist there (clocks skip it) or happens twice is refused
  *
  * Without POSTSCHED_MEDIA_FILE it uploads a 1×1 PNG. It cancels the post it scheduled at the end, so a run
@@ -52,7 +52,7 @@ export interface Config {
   text: string;
   /** The user's IANA time zone ("Europe/Berlin"). */
   timeZone: string;
-  /** When to publish, as a wall time in `timeZone` ("2030-03-29T09:00"); the next weekday at 09:00 when absent. */
+  /** When to publish, as a wall time in `timeZone` (`YYYY-MM-DDTHH:mm`); the next weekday at 09:00 when absent. */
   publishAt?: string | undefined;
   keepPost: boolean;
   /** Per-attempt time-out and retries (the SDK's defaults: 30 000 ms, 2). */
@@ -257,7 +257,7 @@ export async function main(config: Config = configFromEnv(), out: Output = proce
       text: config.text,
       publishAt,
     });
-    // The wall time back in the user's zone ("2099-03-30 09:00:00": Swedish dates are written as ISO 8601).
+    // The wall time back in the user's zone, "YYYY-MM-DD HH:mm:ss" (Swedish dates are written as ISO 8601).
     const local = publishAt.toLocaleString('sv-SE', { timeZone: config.timeZone });
     out.write(`Scheduled ${post.id} for ${shown(post.publish_at)} (${local} in ${config.timeZone})\nScheduled posts:\n`);
     const scheduled = await listScheduled(client, out);

@@ -88,7 +88,7 @@ type Fail = (problem: string) => never;
 
 /** `local` ("2027-03-28T09:00") as a wall time (ms as if UTC), or a `ValidationError` that says what to write. */
 export function parseLocal(local: string): number {
-  return readWall(local, (problem) => invalidValue('local', local, problem), ': write YYYY-MM-DDTHH:mm[:ss[.sss]], such as "2027-03-28T09:00".');
+  return readWall(local, (problem) => invalidValue('local', local, problem), ': write the wall time as YYYY-MM-DDTHH:mm[:ss[.sss]].');
 }
 
 /** `time` ("09:00"), the `index`th of `times`, as milliseconds since midnight, or a `ValidationError`. */
@@ -121,18 +121,20 @@ export function checkPolicy(disambiguation: Disambiguation | undefined): Disambi
  * The instant of a wall-clock time in a time zone: what to send as `publish_at` when a user says
  * "Monday 09:00 in Berlin". The same instant as Temporal's
  * `Temporal.PlainDateTime.from(local).toZonedDateTime(timeZone, { disambiguation })`, on every runtime (it reads
- * the runtime's time-zone data through `Intl.DateTimeFormat`).
+ * the runtime's time-zone data through `Intl.DateTimeFormat`). In Berlin, `'2027-03-28T02:30'` does not exist
+ * (clocks go from 02:00 to 03:00): `'compatible'` gives 03:30 CEST, `'earlier'` 01:30 CET. `'2027-10-31T02:30'`
+ * happens twice (clocks go back from 03:00 to 02:00): `'compatible'` and `'earlier'` give the first, `'later'` the
+ * second.
  *
- * @param local the wall time, `YYYY-MM-DDTHH:mm[:ss[.sss]]`, without a zone or offset (`"2027-03-28T09:00"`)
+ * @param local the wall time, `YYYY-MM-DDTHH:mm[:ss[.sss]]`, without a zone or offset
  * @param timeZone an IANA time zone name (`"Europe/Berlin"`)
- * @throws ValidationError for a malformed or impossible `local` (2027-02-30, 24:00, a `Z` or offset in it), an
+ * @throws ValidationError for a malformed or impossible `local` (February 30, 24:00, a `Z` or offset in it), an
  *   unknown `timeZone` (with the closest name: "did you mean …?"), or, under `'reject'`, a time that does not
  *   exist or happens twice in that zone.
  *
  * @example
- * await client.posts.create({ account_ids, publish_at: atLocalTime('2027-03-29T09:00', 'Europe/Berlin') });
- * atLocalTime('2027-03-28T02:30', 'Europe/Berlin');                               // 03:30 CEST: 02:30 was skipped
- * atLocalTime('2027-10-31T02:30', 'Europe/Berlin', { disambiguation: 'later' });  // the second 02:30 (CET)
+ * // The date and time the user picked, in their zone:
+ * await client.posts.create({ account_ids, publish_at: atLocalTime(`${pickedDate}T${pickedTime}`, user.timeZone) });
  */
 export function atLocalTime(local: string, timeZone: string, options: AtLocalTimeOptions = {}): Date {
   const wall = parseLocal(local);

@@ -49,14 +49,14 @@ describe('atLocalTime: bad input', () => {
     'a malformed local time %j: shows the shape to write',
     (local) => {
       expect(refusal(() => atLocalTime(local, 'Europe/Berlin')).message).toBe(
-        `\`local\` is ${JSON.stringify(local)}: write YYYY-MM-DDTHH:mm[:ss[.sss]], such as "2027-03-28T09:00".`,
+        `\`local\` is ${JSON.stringify(local)}: write the wall time as YYYY-MM-DDTHH:mm[:ss[.sss]].`,
       );
     },
   );
 
   it('a local time that is not a string: says its type', () => {
-    expect(refusal(() => atLocalTime(new Date() as never, 'Europe/Berlin')).message).toMatch(/^`local` is of type object: write YYYY-MM-DDTHH:mm/);
-    expect(refusal(() => atLocalTime(undefined as never, 'Europe/Berlin')).message).toMatch(/^`local` is undefined: write/);
+    expect(refusal(() => atLocalTime(new Date() as never, 'Europe/Berlin')).message).toMatch(/^`local` is of type object: write the wall time as YYYY-MM-DDTHH:mm/);
+    expect(refusal(() => atLocalTime(undefined as never, 'Europe/Berlin')).message).toMatch(/^`local` is undefined: write the wall time/);
   });
 
   it.each(['2027-02-30T09:00', '2027-02-29T09:00', '2027-13-01T09:00', '2027-00-10T09:00', '2027-04-31T09:00', '2027-01-00T09:00'])(
