@@ -7,7 +7,7 @@ import { invalidValue } from '../invalid-option.js';
 /** The zone's UTC offset at an instant, in ms (`+3_600_000` for CET). Both in epoch milliseconds. */
 export type OffsetAt = (instant: number) => number;
 
-/** One formatter per zone, reused (creating one costs ~50x a format call); at most 64 zones are kept. */
+/** One formatter per zone, reused (creating one costs ~50x a format call); the 64 made last are kept. */
 const zones = new Map<string, OffsetAt>();
 
 /** The offsets of `timeZone`, or a `ValidationError` (with the closest IANA name, when one is close). */

@@ -26,7 +26,7 @@ it('creates one formatter for a zone, whatever the number of conversions and slo
   expect(made).toBe(1);
 });
 
-it('keeps the formatters of the 64 zones used last, and makes the one it dropped again when asked', () => {
+it('keeps the 64 formatters made last, and makes the one it dropped again when asked', () => {
   atLocalTime('2031-02-03T09:00', 'Europe/Berlin'); // made now, or cached by the test above: the oldest either way
   const before = made;
   const zones = Intl.supportedValuesOf('timeZone').filter((zone) => zone !== 'Europe/Berlin').slice(0, 64);
@@ -34,6 +34,6 @@ it('keeps the formatters of the 64 zones used last, and makes the one it dropped
   expect(made).toBe(before + 64); // 65 zones in all: one too many
   atLocalTime('2031-02-03T09:00', zones.at(-1)!);
   expect(made).toBe(before + 64);
-  atLocalTime('2031-02-03T09:00', 'Europe/Berlin'); // the oldest, dropped to make room
+  atLocalTime('2031-02-03T09:00', 'Europe/Berlin'); // the first made, dropped to make room
   expect(made).toBe(before + 65);
 });
