@@ -83,7 +83,9 @@ function* slots(
   const pending: number[] = [];
   let refused: Refusal | undefined;
   for (let day = Math.floor(from / DAY) * DAY - 3 * DAY; ; day += DAY) {
-    if (weekdays.has(new Date(day).getUTCDay())) {
+    // A Date holds ±8.64e15 ms; past its last day but one there is no next day to read an offset at: the series ends.
+    const end = day > 8.64e15 - 2 * DAY;
+    if (!end && weekdays.has(new Date(day).getUTCDay())) {
       for (const time of wallTimes) {
         const at = toInstant(offsetAt, day + time, policy, zone);
         if (typeof at !== 'number') {
@@ -93,13 +95,13 @@ function* slots(
       }
       pending.sort((a, b) => a - b);
     }
-    const later = refused === undefined ? day - DAY : refused[0]; // every slot still to come is at or after this
+    const later = end ? Infinity : refused === undefined ? day - DAY : refused[0]; // every slot still to come is at or after this
     while (pending.length > 0 && pending[0]! < later) {
       if (count === 0 || pending[0]! > until) return;
       count -= 1;
       yield new Date(pending.shift()!);
     }
-    if (count === 0 || later > until) return;
+    if (count === 0 || later > until || end) return;
     if (refused !== undefined) throw new ValidationError(refused[1], ['times']);
   }
 }

@@ -47,10 +47,12 @@ export function offsetsOf(timeZone: string): OffsetAt {
 
 /**
  * `Date.UTC` of a proleptic Gregorian date and time (month 1 to 12), for any year: `Date.UTC` reads the years 0
- * to 99 as 1900 to 1999, so it is asked 400 years later (146,097 days: one whole cycle of the calendar).
+ * to 99 as 1900 to 1999, so those (and earlier ones) are asked 400 years later, 146,097 days: one whole cycle of
+ * the calendar.
  */
 export function utc(year: number, month: number, day: number, hours = 0, minutes = 0, seconds = 0): number {
-  return Date.UTC(year + 400, month - 1, day, hours, minutes, seconds) - 146_097 * 864e5;
+  const cycles = year < 100 ? 1 : 0;
+  return Date.UTC(year + 400 * cycles, month - 1, day, hours, minutes, seconds) - cycles * 146_097 * 864e5;
 }
 
 /** "did you mean …?" with the IANA name closest to `name` (or to its city part), when one is close enough. */

@@ -129,6 +129,11 @@ describe('weeklySlots: bounds, duplicates, laziness and the reject policy', () =
     expect(series.return(undefined).done).toBe(true);
   });
 
+  it('ends at the last day a Date can hold, rather than looking for slots forever', () => {
+    const series = [...weeklySlots({ timeZone: 'UTC', days: ['sat'], times: ['00:00'], from: new Date(8.64e15 - 30 * 864e5), count: 10 })];
+    expect(series.map((d) => d.toISOString())).toEqual(['+275760-08-16T00:00:00.000Z', '+275760-08-23T00:00:00.000Z', '+275760-08-30T00:00:00.000Z', '+275760-09-06T00:00:00.000Z']);
+  });
+
   it("'reject': yields every slot before one that does not exist, then throws its ValidationError", () => {
     const series = weeklySlots({ timeZone: 'Europe/Berlin', days: ['sun'], times: ['02:30', '01:00'], from: new Date('2027-03-14T12:00:00Z'), count: 10, disambiguation: 'reject' });
     const seen: string[] = [];
