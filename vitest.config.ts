@@ -25,6 +25,7 @@ export default defineConfig({
       { find: /^@postsched\/sdk\/webhooks$/, replacement: src('webhooks/node.ts') },
       { find: /^@postsched\/sdk\/testing$/, replacement: src('testing/index.ts') },
       { find: /^@postsched\/sdk\/redis$/, replacement: src('redis/index.ts') },
+      { find: /^@postsched\/sdk\/schedule$/, replacement: src('schedule/index.ts') },
     ],
   },
   test: {

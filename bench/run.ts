@@ -20,6 +20,7 @@ import { measureFleet } from './measures/fleet.js';
 import { measureLatency } from './measures/latency.js';
 import { measurePaginationHeap } from './measures/pagination-heap.js';
 import { measureParseCost } from './measures/parse-cost.js';
+import { measureSchedule } from './measures/schedule.js';
 import { measureThroughput } from './measures/throughput.js';
 import { measureUploadMemory } from './measures/upload-memory.js';
 import { measureWebhooks } from './measures/webhooks.js';
@@ -40,6 +41,7 @@ const measures: Measure[] = [
   { name: 'parse-cost', titled: 'Parse cost', run: () => measureParseCost({ quick }) },
   { name: 'upload-memory', titled: 'Peak memory', run: () => measureUploadMemory({ quick }) },
   { name: 'pagination-heap', titled: 'Heap while iterating', run: () => measurePaginationHeap({ quick }) },
+  { name: 'schedule', titled: 'atLocalTime()', run: () => measureSchedule({ quick }) },
   { name: 'bundle', titled: 'Bundle size', usesDist: true, run: () => measureBundles() },
   { name: 'cold-import', titled: 'Cold import', usesDist: true, run: () => measureColdImport({ runs: quick ? 5 : 10 }) },
   { name: 'fleet', titled: 'Fleet:', usesDist: true, run: () => measureFleet({ quick }) },

@@ -1,16 +1,20 @@
 /**
- * Schedule a post with an image, and handle every error a user must handle (Node).
+ * Schedule a post with an image at the user's local time, and handle every error a user must handle (Node).
  *
- * Shows: a streamed media upload with a progress line, `posts.create` with an idempotency key (so the SDK
- * may retry it safely), one user-facing answer per error class, listing scheduled posts with `for await`,
- * and cancelling a post.
+ * Shows: a streamed media upload with a progress line, the publish time as a wall time in the user's time zone
+ * (`atLocalTime`, or the next weekday at 09:00 from `weeklySlots`, right across DST), `posts.create` with an
+ * idempotency key (so the SDK may retry it safely), one user-facing answer per error class, listing scheduled
+ * posts with `for await`, and cancelling a post.
  *
  * Against the local mock of the service (in a clone of this repository, `npm run mock` instead of `npx postsched mock`):
  *   npx postsched mock                    # terminal 1: paste its export lines into terminal 2
  *   npx tsx examples/schedule-post.ts     # terminal 2
  *
  * Against a real service, set POSTSCHED_BASE_URL, POSTSCHED_ACCESS_TOKEN and POSTSCHED_ACCOUNT_ID yourself.
- * Optional: POSTSCHED_MEDIA_FILE=./photo.jpg POSTSCHED_POST_TEXT='Hello!' POSTSCHED_PUBLISH_IN_MINUTES=60.
+ * Optional: POSTSCHED_MEDIA_FILE=./photo.jpg POSTSCHED_POST_TEXT='Hello!'
+ *   POSTSCHED_TIME_ZONE=Europe/Berlin       the user's IANA time zone (default: this machine's)
+ *   POSTSCHED_PUBLISH_AT=YYYY-MM-DDTHH:mm   a wall time in that zone (default: the next weekday at 09:00); one that
+ *                                           does not exist there (clocks skip it) or happens twice is refused
  *
  * Without POSTSCHED_MEDIA_FILE it uploads a 1×1 PNG. It cancels the post it scheduled at the end, so a run
  * leaves nothing behind; set POSTSCHED_KEEP_POST=1 to keep it. A fixed access token keeps the example short:
@@ -36,6 +40,7 @@ import {
   type MediaItem,
   type Post,
 } from '@postsched/sdk';
+import { atLocalTime, weeklySlots } from '@postsched/sdk/schedule';
 
 /** What the script needs, from environment variables. */
 export interface Config {
@@ -45,7 +50,10 @@ export interface Config {
   /** Path of the image or video to attach; a 1×1 PNG when absent. */
   mediaFile?: string | undefined;
   text: string;
-  publishInMinutes: number;
+  /** The user's IANA time zone ("Europe/Berlin"). */
+  timeZone: string;
+  /** When to publish, as a wall time in `timeZone` (`YYYY-MM-DDTHH:mm`); the next weekday at 09:00 when absent. */
+  publishAt?: string | undefined;
   keepPost: boolean;
   /** Per-attempt time-out and retries (the SDK's defaults: 30 000 ms, 2). */
   timeoutMs?: number | undefined;
@@ -65,7 +73,8 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     accountId: need('POSTSCHED_ACCOUNT_ID'),
     mediaFile: env.POSTSCHED_MEDIA_FILE,
     text: env.POSTSCHED_POST_TEXT ?? 'Scheduled with @postsched/sdk',
-    publishInMinutes: number('POSTSCHED_PUBLISH_IN_MINUTES') ?? 60,
+    timeZone: env.POSTSCHED_TIME_ZONE ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
+    publishAt: env.POSTSCHED_PUBLISH_AT,
     keepPost: env.POSTSCHED_KEEP_POST === '1',
     timeoutMs: number('POSTSCHED_TIMEOUT_MS'),
     maxRetries: number('POSTSCHED_MAX_RETRIES'),
@@ -122,6 +131,17 @@ export async function uploadMedia(client: PostSched, path: string | undefined, o
   // Every media field is the SDK's assumption about the service: check before relying on one.
   out.write(`\nUploaded ${filename} as ${typeof item.id === 'string' ? item.id : 'a media item without an id (the post goes without it)'}\n`);
   return item;
+}
+
+/**
+ * The instant to send as `publish_at`: the user's wall time in their zone, as they think of it. 'reject' refuses a
+ * time that does not exist that night (clocks skip it) or happens twice (clocks go back) with a ValidationError
+ * that says so, instead of moving it silently; the default, 'compatible', would move a skipped 02:30 to 03:30.
+ */
+export function publishTime(config: Pick<Config, 'timeZone' | 'publishAt'>, now = new Date()): Date {
+  if (config.publishAt !== undefined) return atLocalTime(config.publishAt, config.timeZone, { disambiguation: 'reject' });
+  const [nextWeekdayAtNine] = weeklySlots({ timeZone: config.timeZone, days: ['mon', 'tue', 'wed', 'thu', 'fri'], times: ['09:00'], from: now, count: 1 });
+  return nextWeekdayAtNine!;
 }
 
 /**
@@ -229,15 +249,17 @@ export interface RunResult {
 export async function main(config: Config = configFromEnv(), out: Output = process.stdout): Promise<RunResult | undefined> {
   const client = createClient(config);
   try {
+    const publishAt = publishTime(config); // first: a wrong time zone or wall time is refused before anything is sent
     const media = await uploadMedia(client, config.mediaFile, out);
-    const publishAt = new Date(Date.now() + config.publishInMinutes * 60_000);
     const post = await schedulePost(client, {
       accountId: config.accountId,
       ...(typeof media.id === 'string' ? { mediaId: media.id } : {}),
       text: config.text,
       publishAt,
     });
-    out.write(`Scheduled ${post.id} for ${shown(post.publish_at)}\nScheduled posts:\n`);
+    // The wall time back in the user's zone, "YYYY-MM-DD HH:mm:ss" (Swedish dates are written as ISO 8601).
+    const local = publishAt.toLocaleString('sv-SE', { timeZone: config.timeZone });
+    out.write(`Scheduled ${post.id} for ${shown(post.publish_at)} (${local} in ${config.timeZone})\nScheduled posts:\n`);
     const scheduled = await listScheduled(client, out);
     let cancelled: Post | undefined;
     if (!config.keepPost) {

@@ -3,7 +3,9 @@ export interface BundleWhat {
   specifier?: string;
   names?: string[];
   conditions?: string[];
+  plugins?: import('esbuild').Plugin[];
 }
+export const STUB_ERROR_CLASSES: import('esbuild').Plugin;
 export function bundleSize(what: BundleWhat): Promise<{ minBytes: number; gzipBytes: number }>;
 export function bundleBreakdown(
   what: BundleWhat,

@@ -1,5 +1,6 @@
 // Shared by scripts/check-size.mjs and the benchmarks: the size of a browser bundle of one module,
 // dependencies included, as `esbuild --bundle --minify` and then gzip would give it, and where its bytes go.
+import { readFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -70,8 +71,23 @@ export async function buildWithSourceMaps(outDir = '.tmp/size-map') {
   return outDir;
 }
 
+/**
+ * An esbuild plugin that bundles the build's error classes as one minimal `ValidationError` (an Error with a `path`):
+ * what an entry costs without them. Issue 22 makes the error classes tree-shakable (`ValidationError` alone ≤ 0.5 KB
+ * gz); until then importing `ValidationError` alone ships every class (each one's computed `static [ERROR_ID]`).
+ */
+export const STUB_ERROR_CLASSES = {
+  name: 'stub-error-classes',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]dist[\\/]chunk-[^/\\]+\.js$/ }, async ({ path }) => {
+      if (!/\bValidationError = class\b|\bclass ValidationError\b/.test(await readFile(path, 'utf8'))) return undefined;
+      return { contents: 'export class ValidationError extends Error { constructor(m, path = []) { super(m); this.path = path; } }', loader: 'js' };
+    });
+  },
+};
+
 /** The esbuild options a user's bundler comes closest to: one browser ESM file, minified. */
-function options({ file, specifier, names, conditions }) {
+function options({ file, specifier, names, conditions, plugins }) {
   const from = JSON.stringify(specifier ?? (names === undefined ? undefined : `./${file}`));
   return {
     ...(file !== undefined && names === undefined
@@ -82,14 +98,16 @@ function options({ file, specifier, names, conditions }) {
     format: 'esm',
     platform: 'browser',
     ...(conditions === undefined ? {} : { conditions }),
+    ...(plugins === undefined ? {} : { plugins }),
     write: false,
     logLevel: 'silent',
   };
 }
 
 /**
- * @param {{ file?: string, specifier?: string, names?: string[], conditions?: string[] }} what a file path, or a
- *   package specifier; with `names`, only those exports of it (what a user's bundle of that import keeps)
+ * @param {{ file?: string, specifier?: string, names?: string[], conditions?: string[], plugins?: import('esbuild').Plugin[] }} what
+ *   a file path, or a package specifier; with `names`, only those exports of it (what a user's bundle of that import
+ *   keeps); `plugins` change what is bundled (STUB_ERROR_CLASSES)
  * @returns {Promise<{ minBytes: number, gzipBytes: number }>}
  */
 export async function bundleSize(what) {

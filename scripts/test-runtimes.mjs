@@ -88,7 +88,7 @@ await must(`npm install (tarball, typescript ${version('typescript')})`, 'npm', 
 // 4. The edge app, bundled from the installed tarball as each runtime's bundler does: no `node` condition, so a
 //    bundle that pulled in the Node entry (or any `node:` import) fails here or in the runtime.
 cpSync(join(root, 'examples/webhooks-cloudflare.ts'), join(smoke, 'webhooks-cloudflare.ts')); // as a user copies it
-const sdkEntries = 'dist/index.js,dist/webhooks/index.js';
+const sdkEntries = 'dist/index.js,dist/schedule/index.js,dist/webhooks/index.js';
 const edgeBundles = [
   // wrangler: esbuild, browser platform, conditions workerd > worker > browser; an ES module worker.
   { file: 'worker.workerd.js', conditions: ['workerd', 'worker', 'browser'], format: 'esm', entryPoints: ['worker.mjs'] },
@@ -118,7 +118,7 @@ for (const { file, holds = sdkEntries, ...options } of edgeBundles) {
     ...options, absWorkingDir: smoke, bundle: true, platform: 'browser', outfile: join(smoke, file), metafile: true, logLevel: 'error',
   }).catch((error) => ({ error }));
   const sdkFiles = result.error ? [] : Object.keys(result.metafile.inputs).filter((f) => f.includes('@postsched/sdk/dist/'));
-  const entries = sdkFiles.map((f) => f.slice(f.indexOf('dist/'))).filter((f) => /^dist\/(webhooks\/)?(index|node)\./.test(f));
+  const entries = sdkFiles.map((f) => f.slice(f.indexOf('dist/'))).filter((f) => /^dist\/((webhooks|schedule)\/)?(index|node)\./.test(f));
   if (result.error || entries.sort().join() !== holds) {
     console.error(`test:runtimes: bundling ${file} failed${result.error ? `\n${result.error.message}` : `: it holds ${entries.join(', ')}`}`);
     process.exit(1);

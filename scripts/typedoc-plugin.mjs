@@ -9,6 +9,7 @@ const MODULE_NAMES = {
   webhooks: '@postsched/sdk/webhooks',
   testing: '@postsched/sdk/testing',
   redis: '@postsched/sdk/redis',
+  schedule: '@postsched/sdk/schedule',
 };
 const HIDDEN_STATICS = new Set(['[ERROR_ID]', '[hasInstance]']);
 

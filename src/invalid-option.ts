@@ -14,3 +14,18 @@ export function optionalFunction<T>(value: T, name: string): T {
   if (value !== undefined && typeof value !== 'function') invalidOption(name, 'must be a function.');
   return value;
 }
+
+/**
+ * Throws "`name` is <value><problem>": a string value quoted as JSON (control characters escaped, at most 64
+ * characters, so no forged log line), a number, boolean or nullish value as written, anything else by its type.
+ * `problem` starts with its own punctuation.
+ */
+export function invalidValue(name: string, value: unknown, problem: string, path: ReadonlyArray<string | number> = [name]): never {
+  const shown =
+    typeof value === 'string'
+      ? JSON.stringify(value.slice(0, 64))
+      : value == null || ['number', 'boolean', 'bigint'].includes(typeof value)
+        ? String(value)
+        : `of type ${typeof value}`;
+  invalidOption(name, `is ${shown}${problem}`, path);
+}

@@ -11,6 +11,7 @@ import {
   explain,
   listScheduled,
   main,
+  publishTime,
   schedulePost,
   uploadMedia,
   type Config,
@@ -104,6 +105,39 @@ describe('examples/schedule-post.ts against the fake service on 127.0.0.1', () =
     expect(result).toBeUndefined();
     expect(process.exitCode).toBe(1);
     expect(console.error).toHaveBeenCalledWith(expect.stringMatching(/^The service refused "account_ids\.0": 422/));
+  });
+});
+
+describe('examples/schedule-post.ts: the publish time is a wall time in the user\'s zone', () => {
+  const berlin = (publishAt?: string) => ({ ...config, timeZone: 'Europe/Berlin', publishAt });
+
+  it('sends the instant of the wall time asked for, and prints it back in the zone', async () => {
+    const out = output();
+    const result = await main(berlin('2099-03-30T09:00'), out); // a Monday in summer time (CEST, UTC+02:00)
+    expect(Date.parse(fake.getPost(result!.post.id)!.publish_at as string)).toBe(Date.parse('2099-03-30T07:00:00Z'));
+    expect(out.text()).toContain('(2099-03-30 09:00:00 in Europe/Berlin)');
+  });
+
+  it('without a wall time: the next weekday at 09:00 in the zone, across the change to summer time', () => {
+    // Friday 2027-03-26 10:00 CET: Monday 29 March 09:00 is in CEST, one hour less from UTC.
+    expect(publishTime({ timeZone: 'Europe/Berlin' }, new Date('2027-03-26T09:00:00Z')).toISOString()).toBe('2027-03-29T07:00:00.000Z');
+    expect(publishTime({ timeZone: 'America/New_York' }, new Date('2027-03-12T15:00:00Z')).toISOString()).toBe('2027-03-15T13:00:00.000Z');
+  });
+
+  it('refuses a wall time the clocks skip, before anything is sent, and says why', async () => {
+    const result = await main(berlin('2099-03-29T02:30'), output());
+    expect(result).toBeUndefined();
+    expect(process.exitCode).toBe(1);
+    expect(console.error).toHaveBeenCalledWith(
+      expect.stringMatching(/^Invalid input: 02:30 does not exist in Europe\/Berlin on 2099-03-29: clocks go from 02:00 to 03:00\./),
+    );
+    expect(fake.stats.requests).toEqual({});
+  });
+
+  it('refuses a misspelt zone with the closest name', async () => {
+    await main({ ...config, timeZone: 'Europe/Berlim' }, output());
+    expect(console.error).toHaveBeenCalledWith('Invalid input: `timeZone` is "Europe/Berlim", not a time zone this runtime knows: did you mean "Europe/Berlin"?');
+    expect(process.exitCode).toBe(1);
   });
 });
 

@@ -2,6 +2,7 @@
 import sdk = require('@postsched/sdk');
 import webhooks = require('@postsched/sdk/webhooks');
 import testing = require('@postsched/sdk/testing');
+import schedule = require('@postsched/sdk/schedule');
 
 async function flowCjs(): Promise<sdk.Post> {
   const fake = testing.createFakeService();
@@ -11,7 +12,7 @@ async function flowCjs(): Promise<sdk.Post> {
   void event.created_at;
   // @ts-expect-error publish_at is required.
   await client.posts.create({ account_ids: ['acc_1'] });
-  return client.posts.create({ account_ids: ['acc_1'], publish_at: new Date() });
+  return client.posts.create({ account_ids: ['acc_1'], publish_at: schedule.atLocalTime('2030-01-07T09:00', 'Europe/Berlin') });
 }
 
 export = flowCjs;

@@ -7,6 +7,7 @@ import {
 import { createFakeService, type FakeService } from '@postsched/sdk/testing';
 import { verifyWebhook, WebhookVerificationError, type WebhookEvent } from '@postsched/sdk/webhooks';
 import { RedisTokenStore, type IORedisClientLike } from '@postsched/sdk/redis';
+import { atLocalTime, weeklySlots, type Disambiguation, type Weekday } from '@postsched/sdk/schedule';
 
 export async function flow(fake: FakeService = createFakeService()): Promise<Post> {
   const { url: baseUrl } = await fake.listen();
@@ -20,6 +21,15 @@ export async function flow(fake: FakeService = createFakeService()): Promise<Pos
   void shared;
   const client = new PostSched({ baseUrl, auth: manager });
   const post = await client.posts.create({ account_ids: ['acc_1'], publish_at: new Date() });
+  const disambiguation: Disambiguation = 'reject';
+  const days: Weekday[] = ['mon', 'fri'];
+  await client.posts.create({ account_ids: ['acc_1'], publish_at: atLocalTime('2030-01-07T09:00', 'Europe/Berlin', { disambiguation }) });
+  for (const at of weeklySlots({ timeZone: 'America/New_York', days, times: ['09:00'], count: 2 })) {
+    const instant: Date = at;
+    void instant;
+  }
+  // @ts-expect-error a day is 'mon' to 'sun', not a full name.
+  weeklySlots({ timeZone: 'UTC', days: ['monday'], times: ['09:00'], count: 1 });
   const id: string = post.id;
   // @ts-expect-error account_ids is an array of ids: the declarations are real types, not `any`.
   await client.posts.create({ account_ids: 'acc_1', publish_at: new Date() });

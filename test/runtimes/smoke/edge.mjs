@@ -38,9 +38,12 @@ try {
   check('authorize url', authorize.searchParams.get('code_challenge_method') === 'S256' && authorize.search.includes('scope=accounts%3Aread+posts%3Aread+posts%3Awrite'), run.authorizeUrl);
   check('exchange', run.scopes?.includes('posts:write'), JSON.stringify(run.scopes));
   check('post', run.status === 'scheduled' && fake.getPost(run.postId)?.text === 'hello from the edge', JSON.stringify(run));
+  check('post at a wall time', Date.parse(fake.getPost(run.postId)?.publish_at) === Date.parse('2099-03-30T07:00:00Z'), JSON.stringify(fake.getPost(run.postId)));
+  const { problems } = await (await call('/schedule')).json();
+  check('schedule', problems.length === 0, problems.join('; '));
   if (run.resolved !== undefined) {
     const files = run.resolved.map((url) => url.slice(url.lastIndexOf('/dist/') + 1));
-    check('default entry', files[0] === 'dist/index.js' && files[1] === 'dist/webhooks/index.js', files.join(', '));
+    check('default entry', files.join() === 'dist/index.js,dist/webhooks/index.js,dist/schedule/index.js', files.join(', '));
     worker.entry = `${files.join(' + ')} (resolved: --conditions=worker)`;
   }
 

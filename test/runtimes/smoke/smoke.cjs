@@ -6,10 +6,11 @@ const sdk = require('@postsched/sdk');
 const webhooks = require('@postsched/sdk/webhooks');
 const testing = require('@postsched/sdk/testing');
 require('@postsched/sdk/redis');
+const schedule = require('@postsched/sdk/schedule');
 
 const POST = { id: 'post_cjs', account_ids: ['acc_demo_x'], publish_at: '2030-01-01T00:00:00.000Z', status: 'deleted', created_at: '2029-12-31T00:00:00.000Z' };
 
-/** Runs against the fake at `baseUrl` with a valid `accessToken`; returns the modules for the instanceof checks. */
+/** Runs against the fake at `baseUrl` with a valid `accessToken`; returns the modules for the instanceof checks (and the schedule entry's). */
 async function runCjs({ baseUrl, accessToken, clientId, clientSecret, redirectUri }) {
   const oauth = new sdk.OAuthClient({ baseUrl, clientId, clientSecret, redirectUri });
   const pending = await oauth.createAuthorizationUrl({ scopes: ['accounts:read'] });
@@ -26,7 +27,8 @@ async function runCjs({ baseUrl, accessToken, clientId, clientSecret, redirectUr
   if (event.event !== 'post.deleted') throw new Error('cjs: verifyWebhook returned the wrong event');
 
   if (typeof testing.createFakeService !== 'function') throw new Error('cjs: testing entry has no createFakeService');
-  return { sdk, webhooks };
+  if (schedule.atLocalTime('2027-03-28T02:30', 'Europe/Berlin').toISOString() !== '2027-03-28T01:30:00.000Z') throw new Error('cjs: atLocalTime');
+  return { sdk, webhooks, schedule };
 }
 
 module.exports = { runCjs, resolved: require.resolve('@postsched/sdk') };

@@ -4,11 +4,13 @@
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import {
-  APIError, ConflictError, MemoryTokenStore, NotFoundError, OAuthClient, PostSched, PostSchedError, TokenManager,
+  APIError, ConflictError, MemoryTokenStore, NotFoundError, OAuthClient, PostSched, PostSchedError, TokenManager, ValidationError,
 } from '@postsched/sdk';
 import { RedisTokenStore } from '@postsched/sdk/redis';
+import { atLocalTime, weeklySlots } from '@postsched/sdk/schedule';
 import { createFakeService } from '@postsched/sdk/testing';
 import { signWebhook, verifyWebhook, verifyWebhookRequest, WebhookVerificationError } from '@postsched/sdk/webhooks';
+import { checkSchedule } from './schedule.mjs';
 
 const started = performance.now();
 const require = createRequire(import.meta.url);
@@ -30,7 +32,7 @@ const esmFile = short(import.meta.resolve('@postsched/sdk'));
 check(
   'esm',
   typeof PostSched === 'function' && typeof verifyWebhook === 'function' && typeof createFakeService === 'function' &&
-    typeof RedisTokenStore === 'function' && esmFile.startsWith('dist/'),
+    typeof RedisTokenStore === 'function' && typeof atLocalTime === 'function' && esmFile.startsWith('dist/'),
   `@postsched/sdk resolved to ${esmFile}`,
 );
 
@@ -90,6 +92,12 @@ try {
   });
   check('webhook request', (await verifyWebhookRequest(signed, WEBHOOK_SECRET)).event === 'post.published');
 
+  // Time zones: a post at a wall time in Berlin, and the schedule entry's answers on this runtime's own tz data.
+  const scheduleProblems = checkSchedule({ atLocalTime, weeklySlots, ValidationError });
+  check('schedule', scheduleProblems.length === 0, scheduleProblems.join('; '));
+  const atNine = await client.posts.create({ account_ids: ['acc_demo_x'], publish_at: atLocalTime('2099-03-30T09:00', 'Europe/Berlin') });
+  check('schedule post', Date.parse(fake.getPost(atNine.id)?.publish_at) === Date.parse('2099-03-30T07:00:00Z'), JSON.stringify(fake.getPost(atNine.id)));
+
   // Errors: a 404 is a NotFoundError, an APIError, a PostSchedError and an Error.
   const missing = await client.posts.get('post_missing').then(() => undefined, (error) => error);
   check(
@@ -101,7 +109,7 @@ try {
 
   // CommonJS: require() of every entry, real work with the CJS build, and instanceof across the two builds.
   const cjs = require('./smoke.cjs');
-  const { sdk: cjsSdk, webhooks: cjsWebhooks } = await cjs.runCjs({ baseUrl, accessToken: tokens.accessToken, ...CLIENT });
+  const { sdk: cjsSdk, webhooks: cjsWebhooks, schedule: cjsSchedule } = await cjs.runCjs({ baseUrl, accessToken: tokens.accessToken, ...CLIENT });
   const cjsFile = short(cjs.resolved);
   check('cjs', cjsFile.startsWith('dist/') && cjsFile.endsWith('.cjs'), `require('@postsched/sdk') resolved to ${cjsFile}`);
   const fromCjs = new cjsSdk.NotFoundError(404, { error: 'not_found' }, new Headers());
@@ -112,6 +120,9 @@ try {
       !(fromCjs instanceof ConflictError) && missing instanceof cjsSdk.NotFoundError &&
       badSignature instanceof WebhookVerificationError && badSignature instanceof PostSchedError,
   );
+  // The CommonJS schedule entry: its own copy of ValidationError, recognized by the ESM main entry's class.
+  const cjsProblems = checkSchedule({ ...cjsSchedule, ValidationError });
+  check('schedule cjs', cjsProblems.length === 0, cjsProblems.join('; '));
   const separateCopies = cjsSdk.NotFoundError !== NotFoundError;
 
   console.log(`SMOKE_RESULT ${JSON.stringify({

@@ -7,8 +7,11 @@
 //   POST /verify   a delivery checked with verifyWebhookRequest
 //   any  /handler  a delivery answered by createWebhookHandler(…).fetch
 //   GET  /events   what the two webhook routes accepted
-import { MemoryTokenStore, OAuthClient, PostSched, TokenManager } from '@postsched/sdk';
+//   GET  /schedule the problems checkSchedule (schedule.mjs) finds with @postsched/sdk/schedule in this runtime
+import { MemoryTokenStore, OAuthClient, PostSched, TokenManager, ValidationError } from '@postsched/sdk';
+import { atLocalTime, weeklySlots } from '@postsched/sdk/schedule';
 import { createWebhookHandler, verifyWebhookRequest, WebhookVerificationError } from '@postsched/sdk/webhooks';
+import { checkSchedule } from './schedule.mjs';
 
 const state = { secret: undefined, handler: undefined, verified: [], handled: [] };
 
@@ -20,6 +23,7 @@ export default {
       if (pathname === '/verify') return await verify(request);
       if (pathname === '/handler') return await state.handler.fetch(request);
       if (pathname === '/events') return Response.json({ verified: state.verified, handled: state.handled });
+      if (pathname === '/schedule') return Response.json({ problems: checkSchedule({ atLocalTime, weeklySlots, ValidationError }) });
       return new Response('not found', { status: 404 });
     } catch (error) {
       return new Response(`worker error: ${error?.stack ?? error}`, { status: 599 });
@@ -53,7 +57,7 @@ async function run({ baseUrl, clientId, clientSecret, redirectUri, webhookSecret
   const client = new PostSched({ baseUrl, auth: manager });
   const post = await client.posts.create({
     account_ids: ['acc_demo_x'],
-    publish_at: new Date(Date.now() + 3_600_000),
+    publish_at: atLocalTime('2099-03-30T09:00', 'Europe/Berlin'),
     text: 'hello from the edge',
   });
   return Response.json({
@@ -79,7 +83,7 @@ async function verify(request) {
 /** Where the runtime resolved the package (Deno and Bun); bundles have no import.meta.resolve. */
 function resolved() {
   try {
-    return ['@postsched/sdk', '@postsched/sdk/webhooks'].map((specifier) => import.meta.resolve(specifier));
+    return ['@postsched/sdk', '@postsched/sdk/webhooks', '@postsched/sdk/schedule'].map((specifier) => import.meta.resolve(specifier));
   } catch {
     return undefined;
   }
