@@ -245,7 +245,7 @@ export class TokenManager implements AccessTokenProvider {
     if (this.#isUsable(stored, forcing)) return this.#adopt(stored);
     if (this.#store.lock === undefined) return this.#refresh(stored, forcing, false, false);
     return this.#withLock(
-      () => this.#lockedRefresh(stored, forcing),
+      () => this.#lockedRefresh(forcing),
       (current) => this.#useHolders(stored, current, forcing),
     );
   }
@@ -296,9 +296,9 @@ export class TokenManager implements AccessTokenProvider {
     }
   }
 
-  /** Inside the lock: read again (another process may have refreshed since `seen` was read), then refresh if needed. */
-  async #lockedRefresh(seen: TokenSet, forcing: string | undefined): Promise<TokenSet> {
-    const stored = await this.#current(seen);
+  /** Inside the lock: read again (another process may have refreshed since), then refresh if still needed. */
+  async #lockedRefresh(forcing: string | undefined): Promise<TokenSet> {
+    const stored = await this.#current();
     if (this.#isUsable(stored, forcing)) return this.#adopt(stored);
     return this.#refresh(stored, forcing, false, true);
   }
@@ -319,15 +319,16 @@ export class TokenManager implements AccessTokenProvider {
   /**
    * What the store holds, as the newest tokens this process knows. When the store lost acknowledged writes (it holds
    * nothing, or tokens this process has seen replaced), the newest tokens the manager holds are written back
-   * (compare-and-set) instead of failing, and a replaced refresh token is never used. `seen`: what this flight read
-   * before waiting for the lock.
+   * (compare-and-set) instead of failing, and a replaced refresh token is never used.
    */
-  async #current(seen?: TokenSet): Promise<TokenSet> {
+  async #current(): Promise<TokenSet> {
     const stored = await this.#read();
+    const seen = this.#seen;
+    // The store moved on from what this manager saw last: remembered, should the store later go back to it.
     if (seen !== undefined && stored !== undefined && !sameTokens(seen, stored)) recordRotation(this.#oauth, seen, stored, 'observed');
-    const held = stored ?? (this.#contested ? undefined : this.#seen);
+    const held = stored ?? (this.#contested ? undefined : seen);
     if (held === undefined) {
-      if (this.#seen === undefined) throw new ReauthorizationRequiredError('no_tokens');
+      if (seen === undefined) throw new ReauthorizationRequiredError('no_tokens');
       // The store emptied while another process was refreshing the tokens this manager holds: that process holds
       // the newer ones and writes them back; these may be rotated out, so they are neither written nor refreshed.
       throw new TokenStoreError('get', new Error('the store lost the tokens while another process was refreshing them; that process writes its tokens back: try again'));

@@ -18,14 +18,16 @@ import { decodeTokens, encodeTokens } from './token-codec.js';
 /** Options of `new RedisTokenStore(...)`. */
 export interface RedisTokenStoreOptions {
   /**
-   * A connected ioredis client (`new Redis(url)`) or node-redis client (`await createClient({ url }).connect()`),
-   * v4, v5 or v6. Neither package is imported by the SDK; pass the client you already have.
+   * A connected ioredis client (`new Redis(url)`, or `new Cluster(nodes)`) or node-redis client
+   * (`await createClient({ url }).connect()`, or `createCluster(...)`), v4, v5 or v6. Neither package is imported by
+   * the SDK; pass the client you already have.
    * With node-redis, listen to its `error` event, or a lost connection crashes the process (node-redis's rule).
    */
   redis: RedisClientLike;
   /**
    * The Redis key holding this user's tokens, e.g. `postsched:tokens:user_42`. The lock lives at `${key}:lock`.
-   * On Redis Cluster put a hash tag in it (`postsched:tokens:{user_42}`) so both keys share a slot.
+   * On Redis Cluster put a hash tag in it (`postsched:tokens:{user_42}`) so both keys share a slot: with a cluster
+   * client a key without one is refused at construction, and a `CROSSSLOT` answer is a `CrossSlotError`.
    */
   key: string;
   /**
@@ -78,9 +80,13 @@ const DEFAULT_LOCK_WAIT_MS = 45_000;
 const DEFAULT_COMMAND_TIMEOUT_MS = 3_000;
 const FIRST_RETRY_MS = 10;
 const MAX_RETRY_MS = 200;
-/** A waiter that watches the tokens looks again after 20, 40, 80, … ms, at most every 250 ms. */
-const FIRST_LOOK_MS = 20;
-const MAX_LOOK_MS = 250;
+/**
+ * How long this process's holders keep the lock, a moving average (50 ms before the first): a waiter that watches
+ * the tokens first looks after that long, then after twice as long, and so on up to 1 s between looks. Most waiters
+ * so read the holder's result at their first or second look.
+ */
+let typicalHoldMs = 50;
+const MAX_LOOK_MS = 1_000;
 
 /**
  * A `TokenStore` in Redis, for backends that run many processes: `lock()` is a Redis lock (`SET NX PX` with
@@ -120,6 +126,13 @@ export class RedisTokenStore implements TokenStore {
     this.#lockWaitMs = positiveInteger(options.lockWaitMs, DEFAULT_LOCK_WAIT_MS, 'lockWaitMs', 0);
     const commandTimeoutMs = positiveInteger(options.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS, 'commandTimeoutMs', 1);
     this.#connection = new RedisConnection(options.redis, key, commandTimeoutMs);
+    if (this.#connection.isCluster && !hasHashTag(key)) {
+      throw new ValidationError(
+        `\`key\` "${key}" has no hash tag, so on Redis Cluster it and its lock key "${key}:lock" land in different ` +
+          'slots and the lock cannot guard the tokens. Put the user\'s id in braces: "postsched:tokens:{user_42}".',
+        ['key'],
+      );
+    }
     this.#cipher = options.encryptionKey === undefined ? undefined : new TokenCipher(options.encryptionKey);
   }
 
@@ -191,7 +204,8 @@ export class RedisTokenStore implements TokenStore {
    * when it settles (also when it throws); a nested `lock()` in the same call chain runs `fn` at once instead
    * of waiting for itself.
    * With `options.whileWaiting` (what TokenManager passes), a waiter reads the tokens as it waits instead of
-   * retrying the lock (one `MGET` of the tokens and the lock per look, after 20, 40, 80 … 250 ms) and ends the wait
+   * retrying the lock (one `MGET` of the tokens and the lock per look, spaced from how long this process's holders
+   * keep the lock: about as long at first, twice as long each time after) and ends the wait
    * with what `whileWaiting` returns for them; it retries the lock only once the holder released it.
    *
    * @example
@@ -211,10 +225,12 @@ export class RedisTokenStore implements TokenStore {
     if (waited !== undefined) return waited.result;
     const hold: LockHold = { store: this, owner, released: false, outer: held.getStore() };
     const stopExtending = this.#keepExtended(hold);
+    const acquiredAt = performance.now();
     holdsRunning++;
     try {
       return await held.run(hold, fn);
     } finally {
+      typicalHoldMs = Math.min(MAX_LOOK_MS, Math.max(5, typicalHoldMs + (performance.now() - acquiredAt - typicalHoldMs) / 5));
       hold.released = true;
       stopExtending();
       // No lock held anywhere: turn the async context tracking off again (run() turns it on).
@@ -263,8 +279,11 @@ export class RedisTokenStore implements TokenStore {
       for (let look = 0; ; look++) {
         const left = deadline - performance.now();
         if (left <= 0) throw new LockTimeoutError(this.#key, this.#lockWaitMs);
-        const backoff = whileWaiting === undefined ? Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** attempt) : Math.min(MAX_LOOK_MS, FIRST_LOOK_MS * 2 ** look);
-        await sleep(Math.min(left, backoff * (0.5 + Math.random() / 2)));
+        const backoff =
+          whileWaiting === undefined
+            ? Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** attempt) * (0.5 + Math.random() / 2)
+            : Math.min(MAX_LOOK_MS, typicalHoldMs * 2 ** look);
+        await sleep(Math.min(left, backoff));
         if (whileWaiting === undefined) break;
         const [raw, lock] = (await this.#connection.command('lock', ['MGET', this.#key, this.#lockKey])) as [unknown, unknown];
         const { tokens } = await this.#decode(raw);
@@ -310,6 +329,12 @@ export class RedisTokenStore implements TokenStore {
   } {
     return { key: this.#key, encrypted: this.#cipher !== undefined };
   }
+}
+
+/** Redis Cluster's rule: a non-empty `{…}` (the first `{` and the first `}` after it) is what is hashed. */
+function hasHashTag(key: string): boolean {
+  const open = key.indexOf('{');
+  return open !== -1 && key.indexOf('}', open + 1) > open + 1;
 }
 
 function positiveInteger(value: unknown, fallback: number, name: string, min: number): number {
