@@ -204,7 +204,6 @@ export class TokenManager implements AccessTokenProvider {
     // A new sign-in replaces whatever is stored: no compare-and-set.
     await this.#call('set', () => this.#store.set(copy), copy);
     this.#pending = undefined;
-    this.#see(copy);
     this.#adopt(copy);
   }
 
@@ -434,7 +433,7 @@ export class TokenManager implements AccessTokenProvider {
   }
 
   /**
-   * Makes `tokens` the cached set. `obtainedAt`: when this manager's refresh that got them started; such a token is
+   * Makes `tokens` (which the store holds) the cached set. `obtainedAt`: when this manager's refresh that got them started; such a token is
    * refreshed at most half its lifetime early, and used for at least `MIN_REFRESH_INTERVAL_MS`.
    */
   #adopt(tokens: TokenSet, obtainedAt?: number): TokenSet {
@@ -446,6 +445,7 @@ export class TokenManager implements AccessTokenProvider {
       this.#freshUntil = tokens.expiresAt - this.refreshMarginMs;
     }
     this.#cached = tokens;
+    this.#see(tokens);
     return tokens;
   }
 

@@ -4,8 +4,8 @@
  *
  * Config (env WORKER_CONFIG, JSON): `FleetWorkerConfig`. In: `round` (one call per listed user), `pause-next-refresh`
  * (hold the answer of the next refresh until `continue`), `continue`, `exit`. Out: `ready`, `round-done`, `refreshed`
- * (the held refresh answered, not saved yet), `waiting` (a call waits for another process's refresh: the store's
- * lock is taken) and `save-failed` (a save of refreshed tokens failed).
+ * (the held refresh answered, not saved yet) and, during a round sent with `tell`, `waiting` (a call waits for another
+ * process's refresh: the store's lock is taken) and `save-failed` (a save of refreshed tokens failed).
  */
 import { Cluster, Redis } from 'ioredis';
 import { createClient, createCluster } from 'redis';
@@ -41,7 +41,7 @@ export interface RoundResult {
 export type FleetWorkerMessage = { type: 'ready' | 'refreshed' | 'waiting' | 'save-failed' } | RoundResult;
 
 export type FleetWorkerCommand =
-  | { type: 'round'; users: number[]; concurrency: number; force: boolean }
+  | { type: 'round'; users: number[]; concurrency: number; force: boolean; tell?: boolean }
   | { type: 'pause-next-refresh' | 'continue' | 'exit' };
 
 const config = JSON.parse(process.env['WORKER_CONFIG'] ?? '{}') as FleetWorkerConfig;
@@ -81,6 +81,7 @@ const seenReplaced = new Set<string>();
 let refreshesSent = 0;
 let replacedSent = 0;
 let pause = false;
+let telling = false;
 let release: (() => void) | undefined;
 // Shared by every manager of the process, as one OAuthClient of an app is: counts what leaves.
 const refresher = {
@@ -108,7 +109,7 @@ function storeFor(key: string): TokenStore {
       const whileWaiting = options?.whileWaiting;
       return store.lock(fn, {
         whileWaiting: (stored) => {
-          if (!told) send({ type: 'waiting' });
+          if (!told && telling) send({ type: 'waiting' });
           told = true;
           return whileWaiting?.(stored);
         },
@@ -116,7 +117,7 @@ function storeFor(key: string): TokenStore {
     },
     set: (tokens, options) =>
       store.set(tokens, options).catch((error: unknown) => {
-        if (options?.expectedRefreshToken !== undefined) send({ type: 'save-failed' });
+        if (options?.expectedRefreshToken !== undefined && telling) send({ type: 'save-failed' });
         throw error;
       }),
   };
@@ -156,6 +157,9 @@ process.on('message', (message: FleetWorkerCommand) => {
   }
   if (message.type === 'continue') release?.();
   if (message.type === 'pause-next-refresh') pause = true;
-  if (message.type === 'round') void round(message.users, message.concurrency, message.force).then(send);
+  if (message.type === 'round') {
+    telling = message.tell === true;
+    void round(message.users, message.concurrency, message.force).then(send);
+  }
 });
 send({ type: 'ready' });
