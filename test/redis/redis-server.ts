@@ -116,15 +116,17 @@ export interface RedisCluster {
  */
 export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
   const servers: RedisServer[] = [];
+  const busPorts: number[] = [];
   try {
     for (let i = 0; i < masters; i++) {
-      servers.push(await startRedisServer(['--cluster-enabled', 'yes', '--cluster-port', String(await freePort()), '--cluster-node-timeout', '2000']));
+      busPorts.push(await freePort());
+      servers.push(await startRedisServer(['--cluster-enabled', 'yes', '--cluster-port', String(busPorts[i]), '--cluster-node-timeout', '2000']));
     }
     const clients = servers.map((s) => new Redis(s.url));
     try {
       const per = Math.ceil(16_384 / masters);
       await Promise.all(clients.map((c, i) => c.call('CLUSTER', 'ADDSLOTSRANGE', String(i * per), String(Math.min(16_383, (i + 1) * per - 1)))));
-      for (const s of servers.slice(1)) await clients[0]!.call('CLUSTER', 'MEET', '127.0.0.1', String(s.port));
+      for (const [i, s] of servers.entries()) if (i > 0) await clients[0]!.call('CLUSTER', 'MEET', '127.0.0.1', String(s.port), String(busPorts[i]));
       for (;;) {
         const states = await Promise.all(clients.map((c) => c.call('CLUSTER', 'INFO') as Promise<string>));
         const known = await Promise.all(clients.map((c) => c.call('CLUSTER', 'NODES') as Promise<string>));

@@ -17,7 +17,8 @@ const APP = { clientId: 'app_fleet', clientSecret: 'secret_fleet_1234', redirect
 export type FleetWorker = Worker<FleetWorkerMessage, FleetWorkerCommand>;
 
 export interface FleetOptions {
-  redis: RedisTarget;
+  /** Where the workers connect; a list gives each worker its own (in turn), e.g. ioredis and node-redis mixed. */
+  redis: RedisTarget | RedisTarget[];
   users: number;
   processes?: number;
   lockTtlMs?: number;
@@ -56,21 +57,23 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const baseUrl = (await fake.listen()).url;
   const run = crypto.randomUUID().slice(0, 8);
   const keys = Array.from({ length: options.users }, (_, i) => `postsched:fleet:{${run}_${i}}`);
-  const redis = options.redis.kind.endsWith('cluster') ? new Cluster((options.redis as { nodes: Array<{ host: string; port: number }> }).nodes) : new Redis((options.redis as { url: string }).url);
+  const targets = Array.isArray(options.redis) ? options.redis : [options.redis];
+  const own = targets[0]!;
+  const redis = 'nodes' in own ? new Cluster(own.nodes) : new Redis(own.url);
   redis.on('error', () => {}); // reconnect noise while a test restarts the server
   const store = (key: string) => new RedisTokenStore({ redis, key });
   for (const key of keys) await store(key).set({ ...fake.issueTokenSet({ clientId: APP.clientId }), expiresAt: Date.now() - 1_000 });
 
-  const config: FleetWorkerConfig = {
-    redis: options.redis,
+  const config = (index: number): FleetWorkerConfig => ({
+    redis: targets[index % targets.length]!,
     keys,
     baseUrl,
     clientId: APP.clientId,
     clientSecret: APP.clientSecret,
     lockTtlMs: options.lockTtlMs ?? 5_000,
     commandTimeoutMs: options.commandTimeoutMs ?? 3_000,
-  };
-  const workers = Array.from({ length: processes }, () => startWorkerFile<FleetWorkerMessage, FleetWorkerCommand>(WORKER, config));
+  });
+  const workers = Array.from({ length: processes }, (_, i) => startWorkerFile<FleetWorkerMessage, FleetWorkerCommand>(WORKER, config(i)));
   await Promise.all(workers.map((w) => w.next('ready')));
   const oauth = new OAuthClient({ baseUrl, clientId: APP.clientId, clientSecret: APP.clientSecret, redirectUri: APP.redirectUris[0]! });
 
