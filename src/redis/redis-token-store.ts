@@ -234,7 +234,7 @@ export class RedisTokenStore implements TokenStore {
       hold.released = true;
       stopExtending();
       // No lock held anywhere: turn the async context tracking off again (run() turns it on).
-      if (--holdsRunning === 0) held.disable();
+      if (--holdsRunning === 0 && typeof held.disable === 'function') held.disable();
       await this.#release(owner);
     }
   }

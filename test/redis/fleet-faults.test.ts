@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RedisServer, startRedisServer } from './redis-server.js';
-import { type Fleet, type RoundTotals, startFleet } from './fleet/fleet-rig.js';
+import { type Fleet, startFleet, total } from './fleet/fleet-rig.js';
 
 let server: RedisServer | undefined;
 let fleet: Fleet | undefined;
@@ -21,18 +21,6 @@ async function fleetOf(users: number, options: { commandTimeoutMs?: number } = {
   server = await startRedisServer();
   fleet = await startFleet({ redis: { kind: 'ioredis', url: server.url }, users, ...options });
   return fleet;
-}
-
-/** Adds up rounds. */
-function total(...rounds: RoundTotals[]): RoundTotals {
-  const sum: RoundTotals = { succeeded: 0, failures: {}, refreshesSent: 0, replacedSent: 0 };
-  for (const r of rounds) {
-    sum.succeeded += r.succeeded;
-    sum.refreshesSent += r.refreshesSent;
-    sum.replacedSent += r.replacedSent;
-    for (const [name, n] of Object.entries(r.failures)) sum.failures[name] = (sum.failures[name] ?? 0) + n;
-  }
-  return sum;
 }
 
 /** Resolves once the fake has answered `count` refreshes (polled: the fleet runs in other processes). */

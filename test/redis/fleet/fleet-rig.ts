@@ -90,7 +90,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
           return w.next('round-done');
         }),
       );
-      return sum(results);
+      return total(...results);
     },
     async loggedOut() {
       let count = 0;
@@ -129,7 +129,8 @@ export async function resetCommandStats(redis: Redis | Cluster): Promise<void> {
   await Promise.all(nodes.map((node) => node.call('CONFIG', 'RESETSTAT')));
 }
 
-function sum(results: RoundResult[]): RoundTotals {
+/** Adds up rounds (of one process each, or already summed). */
+export function total(...results: Array<RoundResult | RoundTotals>): RoundTotals {
   const totals: RoundTotals = { succeeded: 0, failures: {}, refreshesSent: 0, replacedSent: 0 };
   for (const r of results) {
     totals.succeeded += r.succeeded;
