@@ -59,8 +59,9 @@ export interface TokenManagerOptions {
    * `TokenStoreError` and the next call tries again, so a store that hangs never hangs the manager for good.
    * Also the longest wait for `store.lock` to settle (release its lock) once the refresh inside it is done: the
    * refresh's outcome then stands.
-   * A `set` that timed out may still land: it is settled by re-reading the store before anything else is written.
-   * Default 10 000.
+   * A `set` that timed out may still land: it is settled by re-reading the store before anything else is written;
+   * inside the store's lock, a save of refreshed tokens is tried again for up to this long before the lock is given
+   * up. Default 10 000.
    */
   storeTimeoutMs?: number;
   /**
@@ -89,11 +90,16 @@ interface Pending {
  * Hands out valid access tokens for one user, refreshing them as needed.
  *
  * - A fresh cached token is returned without any I/O.
- * - Concurrent callers share one refresh; a failed refresh is not cached, the next call tries again.
+ * - Concurrent callers share one refresh; a failed refresh is not cached, the next call tries again. The managers
+ *   of one process that share an `oauth` also share one refresh per refresh token, and never send one the process
+ *   has seen replaced (they take its successor).
+ * - With a locking store, a still-valid token costs one `store.get` and no lock; the lock is taken only to refresh.
  * - A refreshed TokenSet is saved (`store.set`, then `onTokens`) before anyone gets the new access token.
  * - Saving never moves the store backwards: each write names the refresh token it replaces, a write whose
  *   outcome is unknown is settled by re-reading the store first, and tokens the store has moved past are dropped.
  * - Every store call and `onTokens` is bounded in time; the manager recovers when the store does.
+ * - A store that lost acknowledged writes (empty, or back to tokens the process has seen replaced) gets the newest
+ *   tokens this manager holds written back instead of a `no_tokens` error.
  * - On `invalid_grant` the store is re-read first: if another process rotated the tokens meanwhile, those are
  *   used; `ReauthorizationRequiredError` is thrown only when the stored refresh token is the one refused.
  *   Tokens are never deleted.
