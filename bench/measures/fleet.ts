@@ -5,10 +5,9 @@
  * one comes back. Counted: refreshes per user, refused refreshes (lost rotations), failed calls, Redis commands per
  * user (`INFO commandstats`, commands run by scripts included), wall time, CPU and peak RSS per worker, heap per
  * cached user. CPU per call with 0 and 100,000 `RedisTokenStore`s created and locked comes from
- * bench/lib/store-overhead.ts when it exists.
+ * bench/lib/store-overhead.ts.
  */
 import { type ChildProcess, execFile, fork } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -20,6 +19,7 @@ import { startRedisServer } from '../../test/redis/redis-server.js';
 import { probe, TEST_TOOLS, withSystemDirs } from '../../test/support/test-tools.js';
 import type { FleetWorkerConfig, FleetWorkerResult } from '../children/fleet-worker.js';
 import { fmt, ratioVerdict, type Row, type Section, type Verdict } from '../lib/report.js';
+import { measureStoreOverhead } from '../lib/store-overhead.js';
 import { median } from '../lib/stats.js';
 
 const WORKERS = 4;
@@ -31,7 +31,6 @@ const WORKER_HEAP_MB = 2048;
 const APP = { clientId: 'app_fleet_bench', clientSecret: 'secret_fleet_bench_1234', redirectUris: ['http://127.0.0.1/callback'] };
 const WORKER_SCRIPT = fileURLToPath(new URL('../children/fleet-worker.ts', import.meta.url));
 const USER_HEAP_SCRIPT = fileURLToPath(new URL('../children/user-heap.ts', import.meta.url));
-const STORE_OVERHEAD = new URL('../lib/store-overhead.ts', import.meta.url);
 
 /** Refresh requests as the token endpoint saw them, per user. */
 interface RefreshCounts {
@@ -48,7 +47,7 @@ export async function measureFleet({ quick }: { quick: boolean }): Promise<Secti
   if (!('path' in found)) {
     throw new Error('needs redis-server: apt-get install redis-server (or brew install redis), or set REDIS_SERVER_BIN');
   }
-  const redisServer = await startRedisServer(found.path);
+  const redisServer = await startRedisServer([], found.path);
   const fake = createFakeService({ refreshTokenReuse: 'revoke-grant', apps: [APP] });
   const counts: RefreshCounts = { rotated: new Map(), refused: new Map() };
   const owners = new Map<string, string>(); // refresh token → user
@@ -188,39 +187,21 @@ function parseCommandStats(info: string): Map<string, number> {
   return calls;
 }
 
-/** CPU per call with no store and with 100,000 RedisTokenStores created and locked, from the fleet-tokens work. */
-interface StoreOverhead {
+/** CPU per call with no store and with 100,000 RedisTokenStores created and locked. */
+interface StoreOverheadRows {
   rows: Row[];
   verdict: Verdict;
 }
 
-/**
- * Runs bench/lib/store-overhead.ts when it exists. It is expected to export `measureStoreOverhead({ quick })`
- * returning either a `Section` (its rows and verdicts are taken as they are) or `{ none, withStores, stores }`:
- * client CPU ms per call with no store, and with `stores` RedisTokenStores created and locked.
- */
-async function storeOverhead(quick: boolean): Promise<StoreOverhead> {
-  const target = 'CPU per call with 100,000 RedisTokenStores created and locked ≤ 1.10x with none';
-  const notMeasured = (why: string): StoreOverhead => ({
-    rows: [{ name: 'CPU per call, 0 vs 100,000 stores created and locked', value: why }],
-    verdict: { target, measured: why, met: undefined },
-  });
-  if (!existsSync(STORE_OVERHEAD)) return notMeasured('not measured (needs fleet-tokens)');
-  const module = (await import(STORE_OVERHEAD.href)) as { measureStoreOverhead?: (options: { quick: boolean }) => Promise<unknown> };
-  if (typeof module.measureStoreOverhead !== 'function') return notMeasured('not measured (store-overhead.ts has no measureStoreOverhead)');
-  const result = (await module.measureStoreOverhead({ quick })) as Partial<Section> & { none?: number; withStores?: number; stores?: number };
-  if (Array.isArray(result.rows)) {
-    const verdict = result.verdicts?.[0] ?? { target: result.target ?? target, measured: '', met: result.met };
-    return { rows: result.rows, verdict };
-  }
-  const { none, withStores, stores = 100_000 } = result;
-  if (typeof none !== 'number' || typeof withStores !== 'number') return notMeasured('not measured (store-overhead.ts returned no figures)');
+/** bench/lib/store-overhead.ts: client CPU per call with no store, and with that many stores created and locked. */
+async function storeOverhead(quick: boolean): Promise<StoreOverheadRows> {
+  const { stores, cpuPerCallNoStores, cpuPerCallWithStores, ratio } = await measureStoreOverhead(quick ? { stores: 20_000, rounds: 2 } : {});
   return {
     rows: [
-      { name: 'CPU per call, no RedisTokenStore', value: fmt.ms(none) },
-      { name: `CPU per call, ${fmt.int(stores)} stores created and locked`, value: fmt.ms(withStores), ratio: fmt.x(withStores / none) },
+      { name: 'CPU per call, no RedisTokenStore', value: fmt.ms(cpuPerCallNoStores) },
+      { name: `CPU per call, ${fmt.int(stores)} stores created and locked`, value: fmt.ms(cpuPerCallWithStores), ratio: fmt.x(ratio) },
     ],
-    verdict: ratioVerdict(target, withStores / none, 1.1, '≤'),
+    verdict: ratioVerdict(`CPU per call with ${fmt.int(stores)} RedisTokenStores created and locked ≤ 1.10x with none`, ratio, 1.1, '≤'),
   };
 }
 
@@ -231,7 +212,7 @@ function report(run: {
   counts: RefreshCounts;
   commands: Map<string, number>;
   memoryHeapPerUser: number;
-  overhead: StoreOverhead;
+  overhead: StoreOverheadRows;
   quick: boolean;
 }): Section {
   const { users, results, counts, commands } = run;

@@ -7,7 +7,8 @@ import type { TokenSet, TokenStore, TokenStoreSetOptions } from './types.js';
 /**
  * Keeps one TokenSet in memory. Enough for a script or a single server process; tokens are lost on restart,
  * so persist them with the manager's `onTokens` or use a shared store (e.g. `RedisTokenStore`) in production.
- * It has no `lock`: within one process the TokenManager already lets only one refresh run at a time.
+ * It has no `lock`: within one process the managers of a user share one refresh per refresh token, even when each
+ * has its own store (a manager made per request).
  *
  * @example
  * const store = new MemoryTokenStore(tokensFromDatabase)

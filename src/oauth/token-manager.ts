@@ -6,6 +6,7 @@ import { ValidationError } from '../errors.js';
 import { ReauthorizationRequiredError, TokenStoreError, type TokenStoreOperation } from './errors.js';
 import { inspectAs } from './inspect.js';
 import { describeTokens, MemoryTokenStore } from './memory-token-store.js';
+import { newestKnown, recordRotation, refreshOnce } from './shared-refresh.js';
 import type { AccessTokenProvider, TokenSet, TokenStore } from './types.js';
 import { invalidOption, optionalFunction } from '../invalid-option.js';
 
@@ -58,8 +59,9 @@ export interface TokenManagerOptions {
    * `TokenStoreError` and the next call tries again, so a store that hangs never hangs the manager for good.
    * Also the longest wait for `store.lock` to settle (release its lock) once the refresh inside it is done: the
    * refresh's outcome then stands.
-   * A `set` that timed out may still land: it is settled by re-reading the store before anything else is written.
-   * Default 10 000.
+   * A `set` that timed out may still land: it is settled by re-reading the store before anything else is written;
+   * inside the store's lock, a save of refreshed tokens is tried again for up to this long before the lock is given
+   * up. Default 10 000.
    */
   storeTimeoutMs?: number;
   /**
@@ -80,19 +82,24 @@ interface Pending {
   readonly tokens: TokenSet;
   /** The refresh token they replace (the compare-and-set value). */
   readonly expected: string | undefined;
-  /** When the refresh that obtained them started. */
-  readonly startedAt: number;
+  /** When the refresh that obtained them started; `undefined` for tokens written back, not obtained. */
+  readonly startedAt: number | undefined;
 }
 
 /**
  * Hands out valid access tokens for one user, refreshing them as needed.
  *
  * - A fresh cached token is returned without any I/O.
- * - Concurrent callers share one refresh; a failed refresh is not cached, the next call tries again.
+ * - Concurrent callers share one refresh; a failed refresh is not cached, the next call tries again. The managers
+ *   of one process that share an `oauth` also share one refresh per refresh token, and never send one the process
+ *   has seen replaced (they take its successor).
+ * - With a locking store, a still-valid token costs one `store.get` and no lock; the lock is taken only to refresh.
  * - A refreshed TokenSet is saved (`store.set`, then `onTokens`) before anyone gets the new access token.
  * - Saving never moves the store backwards: each write names the refresh token it replaces, a write whose
  *   outcome is unknown is settled by re-reading the store first, and tokens the store has moved past are dropped.
  * - Every store call and `onTokens` is bounded in time; the manager recovers when the store does.
+ * - A store that lost acknowledged writes (empty, or back to tokens the process has seen replaced) gets the newest
+ *   tokens this manager holds written back instead of a `no_tokens` error.
  * - On `invalid_grant` the store is re-read first: if another process rotated the tokens meanwhile, those are
  *   used; `ReauthorizationRequiredError` is thrown only when the stored refresh token is the one refused.
  *   Tokens are never deleted.
@@ -118,6 +125,10 @@ export class TokenManager implements AccessTokenProvider {
   #flight: Flight | undefined;
   /** Refreshed tokens whose saving failed or timed out; settled before anything else is written or handed out. */
   #pending: Pending | undefined;
+  /** The newest tokens this manager has read from the store or written to it: written back if the store loses them. */
+  #seen: TokenSet | undefined;
+  /** Set while another process held the lock since `#seen` was read: it may have replaced them. */
+  #contested = false;
 
   constructor(options: TokenManagerOptions) {
     if (typeof options?.oauth?.refresh !== 'function') {
@@ -216,7 +227,7 @@ export class TokenManager implements AccessTokenProvider {
 
   #startFlight(forcing: string | undefined): Flight {
     const previous = this.#flight?.promise;
-    const run = () => this.#withLock(() => this.#loadOrRefresh(forcing));
+    const run = () => this.#obtain(forcing);
     // Chained after the running flight (whatever its outcome), which it will then see in the store.
     const promise = previous === undefined ? run() : previous.then(run, run);
     const flight: Flight = { promise, forcing };
@@ -230,14 +241,29 @@ export class TokenManager implements AccessTokenProvider {
   }
 
   /**
-   * Inside the store's lock when it has one: another process holding it may be refreshing right now. Waiting for
-   * the lock is bounded by `lockTimeoutMs`; a lock granted after the manager gave up runs nothing. Once the refresh
-   * inside it is done, the lock's own settling (its release) is awaited at most `storeTimeoutMs`: the refresh's
-   * outcome then stands, so a store whose release hangs cannot hang this manager.
+   * One read of the store, and a refresh only when what it holds will not do: inside the store's lock when it has
+   * one, so a still-valid token costs one read and never the lock.
    */
-  async #withLock(fn: () => Promise<TokenSet>): Promise<TokenSet> {
+  async #obtain(forcing: string | undefined): Promise<TokenSet> {
+    await this.#settlePending();
+    const stored = await this.#current();
+    if (this.#isUsable(stored, forcing)) return this.#adopt(stored);
+    if (this.#store.lock === undefined) return this.#refresh(stored, forcing, false, false);
+    return this.#withLock(
+      () => this.#lockedRefresh(forcing),
+      (current) => this.#useHolders(stored, current, forcing),
+    );
+  }
+
+  /**
+   * Inside the store's lock: another process holding it may be refreshing right now. Waiting for the lock is
+   * bounded by `lockTimeoutMs`; a lock granted after the manager gave up runs nothing. Once the refresh inside it is
+   * done, the lock's own settling (its release) is awaited at most `storeTimeoutMs`: the refresh's outcome then
+   * stands, so a store whose release hangs cannot hang this manager. `whileWaiting` goes to the store (see
+   * `TokenStoreLockOptions`): a store that watches its tokens ends the wait with the holder's result.
+   */
+  async #withLock(fn: () => Promise<TokenSet>, whileWaiting: (stored: TokenSet | undefined) => TokenSet | undefined): Promise<TokenSet> {
     const store = this.#store;
-    if (store.lock === undefined) return fn();
     let abandoned = false;
     let finished = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -250,16 +276,19 @@ export class TokenManager implements AccessTokenProvider {
     }, this.#lockTimeoutMs);
     const locked = (async () => {
       try {
-        return await store.lock!(async () => {
-          if (abandoned) throw new TokenStoreError('lock', new Error('the lock was granted after the manager gave up waiting'));
-          clearTimeout(timer);
-          const outcome = fn();
-          const releaseWait = () => {
-            if (!finished) timer = setTimeout(() => cutOff(outcome), this.#storeTimeoutMs);
-          };
-          outcome.then(releaseWait, releaseWait);
-          return outcome;
-        });
+        return await store.lock!(
+          async () => {
+            if (abandoned) throw new TokenStoreError('lock', new Error('the lock was granted after the manager gave up waiting'));
+            clearTimeout(timer);
+            const outcome = fn();
+            const releaseWait = () => {
+              if (!finished) timer = setTimeout(() => cutOff(outcome), this.#storeTimeoutMs);
+            };
+            outcome.then(releaseWait, releaseWait);
+            return outcome;
+          },
+          { whileWaiting: (stored) => (abandoned ? undefined : whileWaiting(stored)) },
+        );
       } catch (error) {
         throw error instanceof PostSchedError ? error : new TokenStoreError('lock', error);
       }
@@ -272,48 +301,98 @@ export class TokenManager implements AccessTokenProvider {
     }
   }
 
-  async #loadOrRefresh(forcing: string | undefined): Promise<TokenSet> {
-    await this.#settlePending();
-    // Re-read: another process (or manager) sharing the store may have refreshed since our last look.
-    const stored = await this.#read();
-    if (stored === undefined) throw new ReauthorizationRequiredError('no_tokens');
+  /** Inside the lock: read again (another process may have refreshed since), then refresh if still needed. */
+  async #lockedRefresh(forcing: string | undefined): Promise<TokenSet> {
+    const stored = await this.#current();
     if (this.#isUsable(stored, forcing)) return this.#adopt(stored);
-    return this.#refresh(stored, forcing, false);
+    return this.#refresh(stored, forcing, false, true);
   }
 
-  async #refresh(stored: TokenSet, forcing: string | undefined, isRetry: boolean): Promise<TokenSet> {
+  /**
+   * While another process holds the lock, with what the store holds at each look: that process's refreshed tokens
+   * once they are stored, else `undefined` (go on waiting).
+   */
+  #useHolders(seen: TokenSet, stored: TokenSet | undefined, forcing: string | undefined): TokenSet | undefined {
+    // Another process may be replacing `seen`: should the store now lose its data, `seen` is no longer written back.
+    this.#contested = true;
+    if (stored === undefined || sameTokens(stored, seen)) return undefined;
+    recordRotation(this.#oauth, seen, stored, 'observed');
+    if (newestKnown(this.#oauth, stored) !== stored || !this.#isUsable(stored, forcing)) return undefined;
+    return this.#adopt(stored);
+  }
+
+  /**
+   * What the store holds, as the newest tokens this process knows. When the store lost acknowledged writes (it holds
+   * nothing, or tokens this process has seen replaced), the newest tokens the manager holds are written back
+   * (compare-and-set) instead of failing, and a replaced refresh token is never used.
+   */
+  async #current(): Promise<TokenSet> {
+    const stored = await this.#read();
+    const seen = this.#seen;
+    // The store moved on from what this manager saw last: remembered, should the store later go back to it.
+    if (seen !== undefined && stored !== undefined && !sameTokens(seen, stored)) recordRotation(this.#oauth, seen, stored, 'observed');
+    const held = stored ?? (this.#contested ? undefined : seen);
+    if (held === undefined) {
+      if (seen === undefined) throw new ReauthorizationRequiredError('no_tokens');
+      // The store emptied while another process was refreshing the tokens this manager holds: that process holds
+      // the newer ones and writes them back; these may be rotated out, so they are neither written nor refreshed.
+      throw new TokenStoreError('get', new Error('the store lost the tokens while another process was refreshing them; that process writes its tokens back: try again'));
+    }
+    const newest = newestKnown(this.#oauth, held);
+    if (newest === stored) {
+      this.#see(stored);
+      return stored;
+    }
+    return this.#save({ tokens: newest, expected: stored?.refreshToken ?? newest.refreshToken, startedAt: undefined }, false);
+  }
+
+  async #refresh(stored: TokenSet, forcing: string | undefined, isRetry: boolean, locked: boolean): Promise<TokenSet> {
     if (stored.refreshToken === undefined) throw new ReauthorizationRequiredError('no_refresh_token');
     const startedAt = Date.now();
     let fresh: TokenSet;
     try {
-      fresh = await this.#oauth.refresh(stored);
+      // Shared with every manager of the process holding this refresh token; never sent once seen replaced.
+      fresh = await refreshOnce(this.#oauth, stored);
     } catch (error) {
       if (!(error instanceof ReauthorizationRequiredError)) throw error;
       // Assumptions (refresh token lifetime): re-read before concluding. If someone stored other tokens while
       // this refresh was in flight, the refused refresh token is simply stale: use theirs.
       const current = await this.#read(stored);
       if (current === undefined || current.refreshToken === stored.refreshToken) throw error;
+      recordRotation(this.#oauth, stored, current, 'observed');
       if (this.#isUsable(current, forcing)) return this.#adopt(current);
       if (isRetry) throw error;
-      return this.#refresh(current, forcing, true);
+      return this.#refresh(current, forcing, true, locked);
     }
-    return this.#save({ tokens: fresh, expected: stored.refreshToken, startedAt });
+    return this.#save({ tokens: fresh, expected: stored.refreshToken, startedAt }, locked);
   }
 
   /**
    * store.set (a compare-and-set on the refresh token replaced), then onTokens, both awaited: a rotated refresh
    * token is saved before the access token is used. A refused write means the store moved on: its tokens are used.
+   * `locked`: inside the store's lock, a save whose outcome is unknown is tried again (a repeated compare-and-set is
+   * harmless) for up to `storeTimeoutMs` before the lock is given up, so no other process refreshes from the store
+   * while the newest tokens are unsaved.
    */
-  async #save(pending: Pending): Promise<TokenSet> {
+  async #save(pending: Pending, locked: boolean): Promise<TokenSet> {
     const { tokens, expected } = pending;
+    const deadline = Date.now() + this.#storeTimeoutMs;
     let written: void | boolean;
-    try {
-      written = await this.#call('set', () => this.#store.set(tokens, { expectedRefreshToken: expected }), tokens);
-    } catch (error) {
-      this.#pending = pending; // the write may still land: settled by re-reading before anything else is written
-      throw error;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        written = await this.#call('set', () => this.#store.set(tokens, { expectedRefreshToken: expected }), tokens);
+        break;
+      } catch (error) {
+        const wait = Math.min(1_000, 25 * 2 ** attempt);
+        if (!locked || Date.now() + wait >= deadline) {
+          this.#pending = pending; // the write may still land: settled by re-reading before anything else is written
+          throw error;
+        }
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
     }
     if (written === false) return this.#useStored();
+    this.#see(tokens);
     await this.#notify(pending);
     return this.#adopt(tokens, pending.startedAt);
   }
@@ -340,22 +419,27 @@ export class TokenManager implements AccessTokenProvider {
     const current = await this.#read(pending.tokens);
     this.#pending = undefined;
     if (current !== undefined && sameTokens(current, pending.tokens)) {
+      this.#see(pending.tokens);
       await this.#notify(pending);
       this.#adopt(pending.tokens, pending.startedAt);
     } else if (current === undefined || current.refreshToken === pending.expected) {
-      await this.#save(pending);
+      await this.#save(pending, false);
     }
   }
 
   /** After a refused write: the store's tokens, which are newer than ours. */
   async #useStored(): Promise<TokenSet> {
-    const current = await this.#read();
-    if (current === undefined) throw new ReauthorizationRequiredError('no_tokens');
-    return this.#adopt(current);
+    return this.#adopt(await this.#current());
+  }
+
+  /** Remembers the newest tokens this manager has read or written: what it writes back should the store lose them. */
+  #see(tokens: TokenSet): void {
+    this.#seen = tokens;
+    this.#contested = false;
   }
 
   /**
-   * Makes `tokens` the cached set. `obtainedAt`: when this manager's refresh that got them started; such a token is
+   * Makes `tokens` (which the store holds) the cached set. `obtainedAt`: when this manager's refresh that got them started; such a token is
    * refreshed at most half its lifetime early, and used for at least `MIN_REFRESH_INTERVAL_MS`.
    */
   #adopt(tokens: TokenSet, obtainedAt?: number): TokenSet {
@@ -367,6 +451,7 @@ export class TokenManager implements AccessTokenProvider {
       this.#freshUntil = tokens.expiresAt - this.refreshMarginMs;
     }
     this.#cached = tokens;
+    this.#see(tokens);
     return tokens;
   }
 

@@ -63,8 +63,20 @@ export interface TokenStore {
   /**
    * Runs `fn` while holding a lock shared by every process using this store. The token manager refreshes
    * inside it, re-reading the store first, so a waiter uses the holder's new tokens instead of refreshing again.
+   * `options` may be ignored (a store that ignores them just waits for the lock).
    */
-  lock?<T>(fn: () => Promise<T>): Promise<T>;
+  lock?<T>(fn: () => Promise<T>, options?: TokenStoreLockOptions<T>): Promise<T>;
+}
+
+/** What `TokenManager` passes to `TokenStore.lock`. */
+export interface TokenStoreLockOptions<T> {
+  /**
+   * For a store that can watch its tokens while another process holds the lock (RedisTokenStore reads them as it
+   * waits, instead of retrying the lock): called with each new value the store holds. A result other than
+   * `undefined` ends the wait: `lock()` resolves with it without taking the lock or running `fn`. The manager
+   * returns the holder's refreshed tokens here, so waiting for another process's refresh costs a read, not a lock.
+   */
+  whileWaiting?: (stored: TokenSet | undefined) => T | undefined;
 }
 
 /** What the request pipeline needs from a token source; `TokenManager` implements it. */

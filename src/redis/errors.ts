@@ -96,6 +96,26 @@ export class LockLostError extends RedisTokenStoreError {
   }
 }
 
+/**
+ * Redis Cluster refused a command on the tokens' key and its lock key (`${key}:lock`) together because they hash to
+ * different slots (`CROSSSLOT`). Not an outage, and retrying will not help: put a hash tag in `key`
+ * (`postsched:tokens:{user_42}`) so that both keys share a slot.
+ *
+ * @example
+ * catch (err) { if (err instanceof CrossSlotError) console.error(`fix the key: ${err.key}`) }
+ */
+export class CrossSlotError extends RedisTokenStoreError {
+  static override readonly [ERROR_ID]: string = 'CrossSlotError';
+
+  constructor(key: string) {
+    super(
+      key,
+      `Redis Cluster refused a command on "${key}" and its lock key "${key}:lock": they hash to different slots ` +
+        '(CROSSSLOT). Put a hash tag in `key` so both share a slot, e.g. "postsched:tokens:{user_42}".',
+    );
+  }
+}
+
 /** Why stored tokens could not be read. */
 export type StoredTokensProblem =
   | 'wrong_key_or_tampered'

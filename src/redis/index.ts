@@ -4,8 +4,9 @@
  * imported, so neither lands in any bundle.
  */
 export { RedisTokenStore, type RedisTokenStoreOptions } from './redis-token-store.js';
-export type { IORedisClientLike, NodeRedisClientLike, RedisClientLike } from './redis-connection.js';
+export type { IORedisClientLike, NodeRedisClientLike, NodeRedisClusterLike, RedisClientLike } from './redis-connection.js';
 export {
+  CrossSlotError,
   LockLostError,
   LockTimeoutError,
   RedisTokenStoreError,

@@ -2,15 +2,16 @@
  * One small adapter over the two Redis clients people use, typed structurally so that neither package is
  * imported (both are optional peer dependencies): every command goes through the client's raw-command call,
  * which both have in every supported version:
- * - ioredis 5: `client.call(name, ...args)`
- * - node-redis 4, 5 and 6: `client.sendCommand([name, ...args])`
+ * - ioredis 5: `client.call(name, ...args)` (a `Cluster` too: it routes by the command's keys)
+ * - node-redis 4, 5 and 6: `client.sendCommand([name, ...args])`; a cluster (`createCluster`):
+ *   `cluster.sendCommand(firstKey, isReadonly, [name, ...args])`, routed by the key we name
  * Raw commands sidestep the option-object differences between the clients' typed helpers
  * (`set(k, v, 'PX', ttl, 'NX')` vs `set(k, v, { NX: true, PX: ttl })` vs `{ condition: 'NX', expiration }`)
  * and `eval(script, numKeys, ...)` vs `eval(script, { keys, arguments })`.
  * Every command is bounded by `commandTimeoutMs` and every failure becomes a `TokenStoreUnavailableError`.
  */
 import { ValidationError } from '../errors.js';
-import { type RedisTokenStoreOperation, TokenStoreUnavailableError } from './errors.js';
+import { CrossSlotError, type RedisTokenStoreOperation, TokenStoreUnavailableError } from './errors.js';
 
 /**
  * An ioredis client (`new Redis(...)`): only its raw-command method is used.
@@ -26,7 +27,7 @@ export interface IORedisClientLike {
 
 /**
  * A node-redis client (`createClient(...)` or `createClientPool(...)`, already connected): only its raw-command
- * method is used. A node-redis cluster client is not supported (its `sendCommand` takes a routing key first).
+ * method is used. For a node-redis cluster (`createCluster`), see `NodeRedisClusterLike`.
  *
  * @example
  * import { createClient } from 'redis'
@@ -37,8 +38,24 @@ export interface NodeRedisClientLike {
   sendCommand: (args: string[]) => Promise<unknown>;
 }
 
-/** Either Redis client; see `IORedisClientLike` and `NodeRedisClientLike`. */
-export type RedisClientLike = IORedisClientLike | NodeRedisClientLike;
+/**
+ * A node-redis cluster client (`createCluster(...)`, already connected): its raw-command call takes the key that
+ * routes the command (every command of the store names the tokens' key or its lock key; with a hash tag in `key`
+ * both live on one node). Commands always go to the master (`isReadonly` false): a replica may lag behind a rotation.
+ *
+ * @example
+ * import { createCluster } from 'redis'
+ * const redis: NodeRedisClusterLike = await createCluster({ rootNodes: [{ url: process.env.REDIS_URL }] }).connect()
+ */
+export interface NodeRedisClusterLike {
+  /** node-redis's cluster raw command call: `cluster.sendCommand(key, false, ['GET', key])`. */
+  sendCommand: (firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]) => Promise<unknown>;
+  /** What tells a cluster from a single-node client (node-redis's own property). */
+  masters: unknown;
+}
+
+/** Any of the Redis clients; see `IORedisClientLike`, `NodeRedisClientLike` and `NodeRedisClusterLike`. */
+export type RedisClientLike = IORedisClientLike | NodeRedisClientLike | NodeRedisClusterLike;
 
 /** A Lua script run with EVALSHA, falling back to EVAL when the server has not cached it yet. */
 export interface RedisScript {
@@ -65,12 +82,14 @@ type Send = (args: string[]) => Promise<unknown>;
 
 /** Raw commands with a time bound; errors are `TokenStoreUnavailableError` naming `key` and the operation. */
 export class RedisConnection {
+  /** Whether the client is a Redis Cluster client (ioredis `Cluster`, node-redis `createCluster`). */
+  readonly isCluster: boolean;
   readonly #send: Send;
   readonly #key: string;
   readonly #timeoutMs: number;
 
   constructor(client: unknown, key: string, timeoutMs: number) {
-    this.#send = toSend(client);
+    ({ send: this.#send, isCluster: this.isCluster } = toSend(client));
     this.#key = key;
     this.#timeoutMs = timeoutMs;
   }
@@ -113,7 +132,9 @@ export class RedisConnection {
           },
           (error: unknown) => {
             clearTimeout(timer);
-            reject(new TokenStoreUnavailableError(this.#key, operation, { cause: safeCause(error) }));
+            // A key without a hash tag on a cluster: a mistake to fix, not an outage to wait out.
+            if (error instanceof Error && error.message.startsWith('CROSSSLOT')) reject(new CrossSlotError(this.#key));
+            else reject(new TokenStoreUnavailableError(this.#key, operation, { cause: safeCause(error) }));
           },
         );
     });
@@ -121,31 +142,33 @@ export class RedisConnection {
 }
 
 /** Picks the raw-command call of the client, by shape (never by importing either package). */
-function toSend(client: unknown): Send {
+function toSend(client: unknown): { send: Send; isCluster: boolean } {
   if (typeof client !== 'object' || client === null) {
     throw new ValidationError(`\`redis\` must be an ioredis or node-redis client; got ${client === null ? 'null' : typeof client}.`, ['redis']);
   }
   const candidate = client as Record<string, unknown>;
   if (typeof candidate['call'] === 'function') {
     const ioredis = client as IORedisClientLike;
-    return (args) => ioredis.call(args[0] as string, ...args.slice(1));
+    return { send: (args) => ioredis.call(args[0] as string, ...args.slice(1)), isCluster: candidate['isCluster'] === true };
   }
   if (typeof candidate['sendCommand'] === 'function') {
-    if ('masters' in candidate && 'slots' in candidate) {
-      throw new ValidationError(
-        '`redis` is a node-redis cluster client, which RedisTokenStore does not support; pass a client of one ' +
-          'node (createClient) or an ioredis Cluster, and put a hash tag in `key` (e.g. "tokens:{user_42}").',
-        ['redis'],
-      );
+    if ('masters' in candidate) {
+      const cluster = client as NodeRedisClusterLike;
+      return { send: (args) => cluster.sendCommand(firstKey(args), false, args), isCluster: true };
     }
     const nodeRedis = client as NodeRedisClientLike;
-    return (args) => nodeRedis.sendCommand(args);
+    return { send: (args) => nodeRedis.sendCommand(args), isCluster: false };
   }
   throw new ValidationError(
     '`redis` must be an ioredis client (new Redis()) or a node-redis client (createClient()): it has neither ' +
       '`call` nor `sendCommand`.',
     ['redis'],
   );
+}
+
+/** The key a command names first: `EVALSHA sha numkeys key …` → key; `GET key`, `MGET key …`, `SET key …` → key. */
+function firstKey(args: string[]): string | undefined {
+  return args[0] === 'EVAL' || args[0] === 'EVALSHA' ? args[3] : args[1];
 }
 
 /**

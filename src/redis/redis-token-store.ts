@@ -1,12 +1,14 @@
 /**
  * `RedisTokenStore`: one user's tokens in Redis, shared by every process of a backend, with a lock so the
  * whole fleet refreshes once. Node-only: the lock owner is tracked with `AsyncLocalStorage`
- * (`node:async_hooks`, also in Deno and Bun); the encryption is Web Crypto.
+ * (`node:async_hooks`, also in Deno and Bun): one for the whole module, enabled only while some store holds its
+ * lock, so stores cost the rest of the process nothing (Node 20's async hooks slow every promise while any
+ * `AsyncLocalStorage` is enabled). The encryption is Web Crypto.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ValidationError } from '../errors.js';
 import { acceptsWrite } from '../oauth/memory-token-store.js';
-import type { TokenSet, TokenStore, TokenStoreSetOptions } from '../oauth/types.js';
+import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { LockLostError, LockTimeoutError } from './errors.js';
 import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED } from './lock-scripts.js';
 import { RedisConnection, type RedisClientLike } from './redis-connection.js';
@@ -16,14 +18,16 @@ import { decodeTokens, encodeTokens } from './token-codec.js';
 /** Options of `new RedisTokenStore(...)`. */
 export interface RedisTokenStoreOptions {
   /**
-   * A connected ioredis client (`new Redis(url)`) or node-redis client (`await createClient({ url }).connect()`),
-   * v4, v5 or v6. Neither package is imported by the SDK; pass the client you already have.
+   * A connected ioredis client (`new Redis(url)`, or `new Cluster(nodes)`) or node-redis client
+   * (`await createClient({ url }).connect()`, or `createCluster(...)`), v4, v5 or v6. Neither package is imported by
+   * the SDK; pass the client you already have.
    * With node-redis, listen to its `error` event, or a lost connection crashes the process (node-redis's rule).
    */
   redis: RedisClientLike;
   /**
    * The Redis key holding this user's tokens, e.g. `postsched:tokens:user_42`. The lock lives at `${key}:lock`.
-   * On Redis Cluster put a hash tag in it (`postsched:tokens:{user_42}`) so both keys share a slot.
+   * On Redis Cluster put a hash tag in it (`postsched:tokens:{user_42}`) so both keys share a slot: with a cluster
+   * client a key without one is refused at construction, and a `CROSSSLOT` answer is a `CrossSlotError`.
    */
   key: string;
   /**
@@ -52,9 +56,23 @@ export interface RedisTokenStoreOptions {
   encryptionKey?: Uint8Array | string;
 }
 
+/** A lock this async call chain holds; `outer`: one it held already (another store's, nested). */
 interface LockHold {
+  readonly store: RedisTokenStore;
   readonly owner: string;
   released: boolean;
+  readonly outer: LockHold | undefined;
+}
+
+// Which locks this async call chain holds: set() inside lock() must prove it is still the owner. One for every store,
+// and disabled whenever no lock is held, so that neither the number of stores nor an idle one costs anything.
+const held = new AsyncLocalStorage<LockHold>();
+let holdsRunning = 0;
+
+/** The value last read or written under a store's key (`null`: none), so a compare-and-set needs no read first. */
+interface Seen {
+  readonly raw: string | null;
+  readonly tokens: TokenSet | undefined;
 }
 
 const DEFAULT_LOCK_TTL_MS = 10_000;
@@ -62,6 +80,13 @@ const DEFAULT_LOCK_WAIT_MS = 45_000;
 const DEFAULT_COMMAND_TIMEOUT_MS = 3_000;
 const FIRST_RETRY_MS = 10;
 const MAX_RETRY_MS = 200;
+/**
+ * How long this process's holders keep the lock, a moving average (50 ms before the first): a waiter that watches
+ * the tokens first looks after that long, then after twice as long, and so on up to 1 s between looks. Most waiters
+ * so read the holder's result at their first or second look.
+ */
+let typicalHoldMs = 50;
+const MAX_LOOK_MS = 1_000;
 
 /**
  * A `TokenStore` in Redis, for backends that run many processes: `lock()` is a Redis lock (`SET NX PX` with
@@ -85,8 +110,7 @@ export class RedisTokenStore implements TokenStore {
   readonly #cipher: TokenCipher | undefined;
   readonly #lockTtlMs: number;
   readonly #lockWaitMs: number;
-  // Which lock this async call chain holds: set() inside lock() must prove it is still the owner.
-  readonly #held = new AsyncLocalStorage<LockHold>();
+  #seen: Seen | undefined;
 
   constructor(options: RedisTokenStoreOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -102,6 +126,13 @@ export class RedisTokenStore implements TokenStore {
     this.#lockWaitMs = positiveInteger(options.lockWaitMs, DEFAULT_LOCK_WAIT_MS, 'lockWaitMs', 0);
     const commandTimeoutMs = positiveInteger(options.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS, 'commandTimeoutMs', 1);
     this.#connection = new RedisConnection(options.redis, key, commandTimeoutMs);
+    if (this.#connection.isCluster && !hasHashTag(key)) {
+      throw new ValidationError(
+        `\`key\` "${key}" has no hash tag, so on Redis Cluster it and its lock key "${key}:lock" land in different ` +
+          'slots and the lock cannot guard the tokens. Put the user\'s id in braces: "postsched:tokens:{user_42}".',
+        ['key'],
+      );
+    }
     this.#cipher = options.encryptionKey === undefined ? undefined : new TokenCipher(options.encryptionKey);
   }
 
@@ -112,9 +143,17 @@ export class RedisTokenStore implements TokenStore {
 
   /** The stored tokens, or `undefined` when none are stored. */
   async get(): Promise<TokenSet | undefined> {
-    const stored = await this.#connection.command('get', ['GET', this.#key]);
-    if (stored === null || stored === undefined) return undefined;
-    return decodeTokens(stored, this.#key, this.#cipher);
+    return (await this.#decode(await this.#connection.command('get', ['GET', this.#key]))).tokens;
+  }
+
+  /** Decodes a value read under the key, and remembers it (decoding again only when it changed). */
+  async #decode(reply: unknown): Promise<Seen> {
+    const raw = reply === null || reply === undefined ? null : String(reply);
+    const seen = this.#seen;
+    if (seen !== undefined && seen.raw === raw) return seen;
+    const fresh: Seen = { raw, tokens: raw === null ? undefined : await decodeTokens(raw, this.#key, this.#cipher) };
+    this.#seen = fresh;
+    return fresh;
   }
 
   /**
@@ -131,26 +170,30 @@ export class RedisTokenStore implements TokenStore {
     const value = await encodeTokens(tokens, this.#key, this.#cipher);
     const expected = options?.expectedRefreshToken;
     if (expected !== undefined) return this.#compareAndSet(tokens, expected, value);
-    const hold = this.#held.getStore();
+    const hold = this.#hold();
     if (hold === undefined) {
       await this.#connection.command('set', ['SET', this.#key, value]);
-      return true;
+    } else {
+      const written = await this.#connection.script('set', SET_IF_LOCK_OWNER, [this.#lockKey, this.#key], [hold.owner, value]);
+      if (written !== 1) throw new LockLostError(this.#key);
     }
-    const written = await this.#connection.script('set', SET_IF_LOCK_OWNER, [this.#lockKey, this.#key], [hold.owner, value]);
-    if (written !== 1) throw new LockLostError(this.#key);
+    this.#seen = { raw: value, tokens };
     return true;
   }
 
   async #compareAndSet(tokens: TokenSet, expected: string, value: string): Promise<boolean> {
-    // A change between the read and the write makes the script refuse: read again and decide again.
+    // Decided from the value this store last read (what the manager just read, in the usual case), so the write costs
+    // one script and no read; a change since then makes the script refuse: read again and decide again.
+    let seen = this.#seen;
     for (let attempt = 0; attempt < 3; attempt++) {
-      const raw = await this.#connection.command('get', ['GET', this.#key]);
-      const absent = raw === null || raw === undefined;
-      if (!absent && !acceptsWrite(await decodeTokens(raw, this.#key, this.#cipher), tokens, { expectedRefreshToken: expected })) {
-        return false;
+      if (seen === undefined || attempt > 0) seen = await this.#decode(await this.#connection.command('get', ['GET', this.#key]));
+      const absent = seen.raw === null;
+      if (!absent && !acceptsWrite(seen.tokens, tokens, { expectedRefreshToken: expected })) return false;
+      const written = await this.#connection.script('set', SET_IF_UNCHANGED, [this.#key], [seen.raw ?? '', value, absent ? '1' : '0']);
+      if (written === 1) {
+        this.#seen = { raw: value, tokens };
+        return true;
       }
-      const written = await this.#connection.script('set', SET_IF_UNCHANGED, [this.#key], [absent ? '' : String(raw), value, absent ? '1' : '0']);
-      if (written === 1) return true;
     }
     return false;
   }
@@ -160,6 +203,10 @@ export class RedisTokenStore implements TokenStore {
    * up to `lockWaitMs`, then fails with `LockTimeoutError`. The lock is extended while `fn` runs and released
    * when it settles (also when it throws); a nested `lock()` in the same call chain runs `fn` at once instead
    * of waiting for itself.
+   * With `options.whileWaiting` (what TokenManager passes), a waiter reads the tokens as it waits instead of
+   * retrying the lock (one `MGET` of the tokens and the lock per look, spaced from how long this process's holders
+   * keep the lock: about as long at first, twice as long each time after) and ends the wait
+   * with what `whileWaiting` returns for them; it retries the lock only once the holder released it.
    *
    * @example
    * await store.lock(async () => {
@@ -170,19 +217,34 @@ export class RedisTokenStore implements TokenStore {
    *   return fresh
    * })
    */
-  async lock<T>(fn: () => Promise<T>): Promise<T> {
-    const current = this.#held.getStore();
-    if (current !== undefined && !current.released) return fn();
-    const hold: LockHold = { owner: ownerToken(), released: false };
-    await this.#acquire(hold.owner);
+  async lock<T>(fn: () => Promise<T>, options?: TokenStoreLockOptions<T>): Promise<T> {
+    const current = this.#hold();
+    if (current !== undefined) return fn();
+    const owner = ownerToken();
+    const waited = await this.#acquire(owner, options?.whileWaiting);
+    if (waited !== undefined) return waited.result;
+    const hold: LockHold = { store: this, owner, released: false, outer: held.getStore() };
     const stopExtending = this.#keepExtended(hold);
+    const acquiredAt = performance.now();
+    holdsRunning++;
     try {
-      return await this.#held.run(hold, fn);
+      return await held.run(hold, fn);
     } finally {
+      typicalHoldMs = Math.min(MAX_LOOK_MS, Math.max(5, typicalHoldMs + (performance.now() - acquiredAt - typicalHoldMs) / 5));
       hold.released = true;
       stopExtending();
-      await this.#release(hold.owner);
+      // No lock held anywhere: turn the async context tracking off again (run() turns it on).
+      if (--holdsRunning === 0 && typeof held.disable === 'function') held.disable();
+      await this.#release(owner);
     }
+  }
+
+  /** The lock of this store that the calling async chain holds, if any. */
+  #hold(): LockHold | undefined {
+    for (let hold = held.getStore(); hold !== undefined; hold = hold.outer) {
+      if (hold.store === this) return hold.released ? undefined : hold;
+    }
+    return undefined;
   }
 
   /**
@@ -205,23 +267,40 @@ export class RedisTokenStore implements TokenStore {
     return () => clearInterval(timer);
   }
 
-  /** `SET lock owner NX PX ttl` until it succeeds, with capped exponential backoff and jitter. */
-  async #acquire(owner: string): Promise<void> {
+  /**
+   * `SET lock owner NX PX ttl` until it succeeds, with capped exponential backoff and jitter; with `whileWaiting`,
+   * looks at the tokens and the lock between tries instead, and tries again only once the lock is free. Resolves
+   * `undefined` once the lock is ours, or `{ result }` when `whileWaiting` ended the wait.
+   */
+  async #acquire<T>(owner: string, whileWaiting: ((stored: TokenSet | undefined) => T | undefined) | undefined): Promise<{ result: T } | undefined> {
     const deadline = performance.now() + this.#lockWaitMs;
     for (let attempt = 0; ; attempt++) {
-      let reply: unknown;
-      try {
-        reply = await this.#connection.command('lock', ['SET', this.#lockKey, owner, 'PX', String(this.#lockTtlMs), 'NX']);
-      } catch (error) {
-        // The SET may have landed before the time-out: free it now rather than block others for a whole TTL.
-        void this.#release(owner);
-        throw error;
+      if (await this.#tryLock(owner)) return undefined;
+      for (let look = 0; ; look++) {
+        const left = deadline - performance.now();
+        if (left <= 0) throw new LockTimeoutError(this.#key, this.#lockWaitMs);
+        const backoff =
+          whileWaiting === undefined
+            ? Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** attempt) * (0.5 + Math.random() / 2)
+            : Math.min(MAX_LOOK_MS, typicalHoldMs * 2 ** look);
+        await sleep(Math.min(left, backoff));
+        if (whileWaiting === undefined) break;
+        const [raw, lock] = (await this.#connection.command('lock', ['MGET', this.#key, this.#lockKey])) as [unknown, unknown];
+        const { tokens } = await this.#decode(raw);
+        const result = whileWaiting(tokens);
+        if (result !== undefined) return { result };
+        if (lock === null || lock === undefined) break;
       }
-      if (reply === 'OK') return;
-      const left = deadline - performance.now();
-      if (left <= 0) throw new LockTimeoutError(this.#key, this.#lockWaitMs);
-      const backoff = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** attempt);
-      await sleep(Math.min(left, backoff * (0.5 + Math.random() / 2)));
+    }
+  }
+
+  async #tryLock(owner: string): Promise<boolean> {
+    try {
+      return (await this.#connection.command('lock', ['SET', this.#lockKey, owner, 'PX', String(this.#lockTtlMs), 'NX'])) === 'OK';
+    } catch (error) {
+      // The SET may have landed before the time-out: free it now rather than block others for a whole TTL.
+      void this.#release(owner);
+      throw error;
     }
   }
 
@@ -250,6 +329,12 @@ export class RedisTokenStore implements TokenStore {
   } {
     return { key: this.#key, encrypted: this.#cipher !== undefined };
   }
+}
+
+/** Redis Cluster's rule: a non-empty `{…}` (the first `{` and the first `}` after it) is what is hashed. */
+function hasHashTag(key: string): boolean {
+  const open = key.indexOf('{');
+  return open !== -1 && key.indexOf('}', open + 1) > open + 1;
 }
 
 function positiveInteger(value: unknown, fallback: number, name: string, min: number): number {

@@ -179,10 +179,37 @@ describe('RedisTokenStore options', () => {
     if (typeof encryptionKey === 'string') expect((error as Error).message).not.toContain(encryptionKey);
   });
 
-  it('rejects a client that is neither ioredis nor node-redis, and a node-redis cluster', () => {
+  it('rejects a client that is neither ioredis nor node-redis', () => {
     expect(() => new RedisTokenStore({ redis: {} as never, key: 'k' })).toThrow(/ioredis client .* node-redis client/);
-    const cluster = { sendCommand: async () => null, masters: [], slots: [] };
-    expect(() => new RedisTokenStore({ redis: cluster, key: 'k' })).toThrow(/cluster client/);
+  });
+
+  it('takes a cluster client (node-redis createCluster, ioredis Cluster) only with a hash tag in the key', () => {
+    const nodeRedisCluster = { sendCommand: async () => null, masters: [], slots: [] };
+    const ioredisCluster = { call: async () => null, isCluster: true };
+    for (const redis of [nodeRedisCluster, ioredisCluster]) {
+      expect(() => new RedisTokenStore({ redis, key: 'tokens:user_42' })).toThrow(/no hash tag.*"postsched:tokens:\{user_42\}"/);
+      expect(() => new RedisTokenStore({ redis, key: 'tokens:{}' })).toThrow(ValidationError); // an empty tag hashes the whole key
+      expect(new RedisTokenStore({ redis, key: 'tokens:{user_42}' }).key).toBe('tokens:{user_42}');
+    }
+  });
+
+  it('routes every command of a node-redis cluster by the key it names, to the master', async () => {
+    const routed: Array<[string | undefined, boolean | undefined, string]> = [];
+    const redis = {
+      masters: [],
+      sendCommand: async (firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]) => {
+        routed.push([firstKey, isReadonly, args[0]!]);
+        return args[0] === 'SET' ? 'OK' : args[0] === 'GET' ? null : 1;
+      },
+    };
+    const store = new RedisTokenStore({ redis, key: 'tokens:{u1}' });
+    await store.lock(async () => store.set(tokens('c'), { expectedRefreshToken: 'rt-x' }));
+    expect(routed).toEqual([
+      ['tokens:{u1}:lock', false, 'SET'],
+      ['tokens:{u1}', false, 'GET'],
+      ['tokens:{u1}', false, 'EVALSHA'],
+      ['tokens:{u1}:lock', false, 'EVALSHA'],
+    ]);
   });
 
   it('rejects an empty key and non-integer time options', () => {

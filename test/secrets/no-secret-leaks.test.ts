@@ -218,7 +218,9 @@ describe('no secret in any error, log line or rendering', () => {
     const stale = { ...(await newTokens()), expiresAt: Date.now() - 1 };
     const onTokens = (t: TokenSet) => Promise.reject(echo('onTokens', t));
     await failure('onTokens', () => new TokenManager({ oauth, store: new MemoryTokenStore(stale), onTokens }).getAccessToken());
-    const failingLock: TokenStore = { get: async () => stale, set: async () => undefined, lock: async () => Promise.reject(echo('LOCK', stale)) };
+    // Its own tokens: `stale` was refreshed just above, and the process now takes its successor without a lock.
+    const unlocked = { ...(await newTokens()), expiresAt: Date.now() - 1 };
+    const failingLock: TokenStore = { get: async () => unlocked, set: async () => undefined, lock: async () => Promise.reject(echo('LOCK', unlocked)) };
     await failure('store lock()', () => new TokenManager({ oauth, store: failingLock }).getAccessToken());
     show('a failing store inside a TokenManager', new TokenManager({ oauth, store: failingGet }));
   });

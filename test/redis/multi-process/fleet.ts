@@ -1,15 +1,15 @@
-/** Forks token-worker.ts processes (through tsx) and talks to them over IPC. */
+/** Forks worker processes (through tsx: token-worker.ts, or another worker file) and talks to them over IPC. */
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { WorkerConfig, WorkerMessage } from './token-worker.js';
 
 const WORKER = fileURLToPath(new URL('./token-worker.ts', import.meta.url));
 
-export interface Worker {
+export interface Worker<M extends { type: string } = WorkerMessage, C extends { type: string } = { type: 'go' | 'exit' }> {
   readonly child: ChildProcess;
   /** Resolves with the next message of this type (or with one already received and not yet taken). */
-  next<T extends WorkerMessage['type']>(type: T): Promise<Extract<WorkerMessage, { type: T }>>;
-  send(message: { type: 'go' | 'exit' }): void;
+  next<T extends M['type']>(type: T): Promise<Extract<M, { type: T }>>;
+  send(message: C): void;
   /** SIGKILL: no `finally`, no lock release, nothing stored. Resolves once the process is gone. */
   kill(): Promise<void>;
   /** Asks the worker to close its Redis client and exit; kills it if it is not gone after `exit`. */
@@ -17,7 +17,13 @@ export interface Worker {
 }
 
 export function startWorker(config: WorkerConfig): Worker {
-  const child = fork(WORKER, [], {
+  return startWorkerFile(WORKER, config);
+}
+
+/** A worker of `file` (run through tsx) given `config` as JSON in WORKER_CONFIG; it must handle `{ type: 'exit' }`. */
+export function startWorkerFile<M extends { type: string }, C extends { type: string }>(file: string, config: unknown): Worker<M, C> {
+  type WorkerMessage = M;
+  const child = fork(file, [], {
     execArgv: ['--import', 'tsx'],
     env: { ...process.env, WORKER_CONFIG: JSON.stringify(config) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -50,7 +56,7 @@ export function startWorker(config: WorkerConfig): Worker {
     },
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
-      this.send({ type: 'exit' });
+      if (child.connected) child.send({ type: 'exit' });
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
       await exited;
       clearTimeout(timer);

@@ -1,0 +1,151 @@
+/**
+ * A fleet for the fault tests: `processes` worker processes (fleet-worker.ts), each with a TokenManager per user on a
+ * RedisTokenStore, against one fake service that rotates refresh tokens and revokes the whole grant when a rotated-out
+ * one comes back (`refreshTokenReuse: 'revoke-grant'`). The users signed in earlier; their access tokens have expired.
+ */
+import { fileURLToPath } from 'node:url';
+import { Cluster, Redis } from 'ioredis';
+import { OAuthClient, ReauthorizationRequiredError } from '@postsched/sdk';
+import { RedisTokenStore } from '@postsched/sdk/redis';
+import { createFakeService, type FakeService } from '@postsched/sdk/testing';
+import { startWorkerFile, type Worker } from '../multi-process/fleet.js';
+import type { FleetWorkerCommand, FleetWorkerConfig, FleetWorkerMessage, RedisTarget, RoundResult } from './fleet-worker.js';
+
+const WORKER = fileURLToPath(new URL('./fleet-worker.ts', import.meta.url));
+const APP = { clientId: 'app_fleet', clientSecret: 'secret_fleet_1234', redirectUris: ['http://127.0.0.1/callback'] };
+
+export type FleetWorker = Worker<FleetWorkerMessage, FleetWorkerCommand>;
+
+export interface FleetOptions {
+  /** Where the workers connect; a list gives each worker its own (in turn), e.g. ioredis and node-redis mixed. */
+  redis: RedisTarget | RedisTarget[];
+  users: number;
+  processes?: number;
+  lockTtlMs?: number;
+  commandTimeoutMs?: number;
+}
+
+/** What a round of calls did, summed over the processes. */
+export interface RoundTotals {
+  succeeded: number;
+  failures: Record<string, number>;
+  refreshesSent: number;
+  /** Refresh tokens sent by a process that had seen them replaced. */
+  replacedSent: number;
+}
+
+export interface Fleet {
+  readonly fake: FakeService;
+  readonly workers: FleetWorker[];
+  readonly keys: string[];
+  /** A Redis client of the test's own (for FLUSHALL, SAVE, INFO). */
+  readonly redis: Redis | Cluster;
+  /**
+   * One call per user (or per user of `only`) in every process (or in those of `workers`), each in its own shuffled
+   * order, `concurrency` calls at a time: a `getAccessToken()`, or with `force` a `forceRefresh()` of the token it
+   * got last (as after a 401).
+   */
+  round(options?: { force?: boolean; concurrency?: number; only?: number[]; workers?: number[] }): Promise<RoundTotals>;
+  /** Users who must sign in again: no tokens stored, or the stored refresh token is refused (grant revoked). */
+  loggedOut(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function startFleet(options: FleetOptions): Promise<Fleet> {
+  const processes = options.processes ?? 4;
+  const fake = createFakeService({ apps: [APP], refreshTokenReuse: 'revoke-grant' });
+  const baseUrl = (await fake.listen()).url;
+  const run = crypto.randomUUID().slice(0, 8);
+  const keys = Array.from({ length: options.users }, (_, i) => `postsched:fleet:{${run}_${i}}`);
+  const targets = Array.isArray(options.redis) ? options.redis : [options.redis];
+  const own = targets[0]!;
+  const redis = 'nodes' in own ? new Cluster(own.nodes) : new Redis(own.url);
+  redis.on('error', () => {}); // reconnect noise while a test restarts the server
+  const store = (key: string) => new RedisTokenStore({ redis, key });
+  for (const key of keys) await store(key).set({ ...fake.issueTokenSet({ clientId: APP.clientId }), expiresAt: Date.now() - 1_000 });
+
+  const config = (index: number): FleetWorkerConfig => ({
+    redis: targets[index % targets.length]!,
+    keys,
+    baseUrl,
+    clientId: APP.clientId,
+    clientSecret: APP.clientSecret,
+    lockTtlMs: options.lockTtlMs ?? 5_000,
+    commandTimeoutMs: options.commandTimeoutMs ?? 3_000,
+  });
+  const workers = Array.from({ length: processes }, (_, i) => startWorkerFile<FleetWorkerMessage, FleetWorkerCommand>(WORKER, config(i)));
+  await Promise.all(workers.map((w) => w.next('ready')));
+  const oauth = new OAuthClient({ baseUrl, clientId: APP.clientId, clientSecret: APP.clientSecret, redirectUri: APP.redirectUris[0]! });
+
+  return {
+    fake,
+    workers,
+    keys,
+    redis,
+    async round({ force = false, concurrency = 25, only, workers: which } = {}) {
+      const users = only ?? keys.map((_, i) => i);
+      const results = await Promise.all(
+        (which === undefined ? workers : which.map((i) => workers[i]!)).map((w) => {
+          w.send({ type: 'round', users: shuffle(users), concurrency, force });
+          return w.next('round-done');
+        }),
+      );
+      return total(...results);
+    },
+    async loggedOut() {
+      let count = 0;
+      for (const key of keys) {
+        const tokens = await store(key).get();
+        // A refresh with what the store holds: refused (reused, or its grant revoked) means the user must sign in again.
+        const refused = tokens === undefined || (await oauth.refresh(tokens).then(() => false, (e: unknown) => e instanceof ReauthorizationRequiredError));
+        if (refused) count++;
+      }
+      return count;
+    },
+    async stop() {
+      await Promise.all(workers.map((w) => w.stop()));
+      redis.disconnect();
+      await fake.close();
+    },
+  };
+}
+
+/** Commands Redis ran since `CONFIG RESETSTAT`, from `INFO commandstats` (commands inside a script count). */
+export async function commandsRun(redis: Redis | Cluster): Promise<number> {
+  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  let total = 0;
+  for (const node of nodes) {
+    const info = String(await node.call('INFO', 'commandstats'));
+    for (const [, name, calls] of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+      // The connection handshakes of the clients and this count itself are not the store's.
+      if (!['info', 'config', 'client', 'hello', 'ping', 'select', 'cluster', 'command', 'readonly'].includes(name!.split('|')[0]!)) total += Number(calls);
+    }
+  }
+  return total;
+}
+
+export async function resetCommandStats(redis: Redis | Cluster): Promise<void> {
+  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  await Promise.all(nodes.map((node) => node.call('CONFIG', 'RESETSTAT')));
+}
+
+/** Adds up rounds (of one process each, or already summed). */
+export function total(...results: Array<RoundResult | RoundTotals>): RoundTotals {
+  const totals: RoundTotals = { succeeded: 0, failures: {}, refreshesSent: 0, replacedSent: 0 };
+  for (const r of results) {
+    totals.succeeded += r.succeeded;
+    totals.refreshesSent += r.refreshesSent;
+    totals.replacedSent += r.replacedSent;
+    for (const [name, n] of Object.entries(r.failures)) totals.failures[name] = (totals.failures[name] ?? 0) + n;
+  }
+  return totals;
+}
+
+function shuffle<T>(items: T[]): T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+  }
+  return copy;
+}

@@ -1,0 +1,165 @@
+/**
+ * One worker process of a fleet (forked through tsx by fleet-rig.ts): a TokenManager on a RedisTokenStore per user,
+ * as an app serving many users keeps them, against the fake service, driven over IPC a round at a time.
+ *
+ * Config (env WORKER_CONFIG, JSON): `FleetWorkerConfig`. In: `round` (one call per listed user), `pause-next-refresh`
+ * (hold the answer of the next refresh until `continue`), `continue`, `exit`. Out: `ready`, `round-done`, `refreshed`
+ * (the held refresh answered, not saved yet) and, during a round sent with `tell`, `waiting` (a call waits for another
+ * process's refresh: the store's lock is taken) and `save-failed` (a save of refreshed tokens failed).
+ */
+import { Cluster, Redis } from 'ioredis';
+import { createClient, createCluster } from 'redis';
+import { OAuthClient, ReauthorizationRequiredError, TokenManager, type TokenSet, type TokenStore } from '@postsched/sdk';
+import { type RedisClientLike, RedisTokenStore } from '@postsched/sdk/redis';
+
+export type RedisTarget =
+  | { kind: 'ioredis' | 'node-redis'; url: string }
+  | { kind: 'ioredis-cluster' | 'node-redis-cluster'; nodes: Array<{ host: string; port: number }> };
+
+export interface FleetWorkerConfig {
+  redis: RedisTarget;
+  /** The Redis key of each user's tokens. */
+  keys: string[];
+  baseUrl: string;
+  clientId: string;
+  clientSecret: string;
+  lockTtlMs: number;
+  commandTimeoutMs: number;
+}
+
+export interface RoundResult {
+  type: 'round-done';
+  succeeded: number;
+  /** Failed calls by error name (and reason, for ReauthorizationRequiredError). */
+  failures: Record<string, number>;
+  /** Refresh requests this process sent. */
+  refreshesSent: number;
+  /** Refresh requests with a refresh token this process had itself seen replaced (by its own earlier refresh). */
+  replacedSent: number;
+}
+
+export type FleetWorkerMessage = { type: 'ready' | 'refreshed' | 'waiting' | 'save-failed' } | RoundResult;
+
+export type FleetWorkerCommand =
+  | { type: 'round'; users: number[]; concurrency: number; force: boolean; tell?: boolean }
+  | { type: 'pause-next-refresh' | 'continue' | 'exit' };
+
+const config = JSON.parse(process.env['WORKER_CONFIG'] ?? '{}') as FleetWorkerConfig;
+const send = (message: FleetWorkerMessage) => process.send?.(message);
+
+async function connect(target: RedisTarget): Promise<{ redis: RedisClientLike; close: () => void }> {
+  switch (target.kind) {
+    case 'ioredis': {
+      const redis = new Redis(target.url);
+      redis.on('error', () => {}); // reconnect noise while a test restarts the server
+      return { redis, close: () => redis.disconnect() };
+    }
+    case 'ioredis-cluster': {
+      const redis = new Cluster(target.nodes);
+      redis.on('error', () => {});
+      return { redis, close: () => redis.disconnect() };
+    }
+    case 'node-redis': {
+      const redis = createClient({ url: target.url });
+      redis.on('error', () => {});
+      await redis.connect();
+      return { redis, close: () => redis.destroy() };
+    }
+    case 'node-redis-cluster': {
+      const redis = createCluster({ rootNodes: target.nodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })) });
+      redis.on('error', () => {});
+      await redis.connect();
+      return { redis, close: () => redis.destroy() };
+    }
+  }
+}
+
+const { redis, close } = await connect(config.redis);
+const oauth = new OAuthClient({ baseUrl: config.baseUrl, clientId: config.clientId, clientSecret: config.clientSecret, redirectUri: 'http://127.0.0.1/callback' });
+
+const seenReplaced = new Set<string>();
+let refreshesSent = 0;
+let replacedSent = 0;
+let pause = false;
+let telling = false;
+let release: (() => void) | undefined;
+// Shared by every manager of the process, as one OAuthClient of an app is: counts what leaves.
+const refresher = {
+  async refresh(previous: TokenSet): Promise<TokenSet> {
+    refreshesSent++;
+    if (seenReplaced.has(previous.refreshToken ?? '')) replacedSent++;
+    const fresh = await oauth.refresh(previous);
+    if (previous.refreshToken !== undefined) seenReplaced.add(previous.refreshToken);
+    if (pause) {
+      pause = false;
+      send({ type: 'refreshed' });
+      await new Promise<void>((resolve) => (release = resolve));
+    }
+    return fresh;
+  },
+};
+
+/** The store as the manager sees it, telling the test when a call waits for another process and when a save fails. */
+function storeFor(key: string): TokenStore {
+  const store = new RedisTokenStore({ redis, key, lockTtlMs: config.lockTtlMs, lockWaitMs: 30_000, commandTimeoutMs: config.commandTimeoutMs });
+  return {
+    get: () => store.get(),
+    lock: (fn, options) => {
+      let told = false;
+      const whileWaiting = options?.whileWaiting;
+      return store.lock(fn, {
+        whileWaiting: (stored) => {
+          if (!told && telling) send({ type: 'waiting' });
+          told = true;
+          return whileWaiting?.(stored);
+        },
+      });
+    },
+    set: (tokens, options) =>
+      store.set(tokens, options).catch((error: unknown) => {
+        if (options?.expectedRefreshToken !== undefined && telling) send({ type: 'save-failed' });
+        throw error;
+      }),
+  };
+}
+
+const managers = config.keys.map((key) => new TokenManager({ oauth: refresher, store: storeFor(key) }));
+const lastToken: Array<string | undefined> = managers.map(() => undefined);
+
+async function round(users: number[], concurrency: number, force: boolean): Promise<RoundResult> {
+  const result: RoundResult = { type: 'round-done', succeeded: 0, failures: {}, refreshesSent: 0, replacedSent: 0 };
+  const before = { refreshesSent, replacedSent };
+  let next = 0;
+  const lane = async () => {
+    while (next < users.length) {
+      const user = users[next++]!;
+      const manager = managers[user]!;
+      const last = lastToken[user];
+      try {
+        lastToken[user] = await (force && last !== undefined ? manager.forceRefresh(last) : manager.getAccessToken());
+        result.succeeded++;
+      } catch (error) {
+        const name = error instanceof ReauthorizationRequiredError ? `${error.name}:${error.reason}` : error instanceof Error ? error.name : typeof error;
+        result.failures[name] = (result.failures[name] ?? 0) + 1;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, lane));
+  result.refreshesSent = refreshesSent - before.refreshesSent;
+  result.replacedSent = replacedSent - before.replacedSent;
+  return result;
+}
+
+process.on('message', (message: FleetWorkerCommand) => {
+  if (message.type === 'exit') {
+    close();
+    process.exit(0);
+  }
+  if (message.type === 'continue') release?.();
+  if (message.type === 'pause-next-refresh') pause = true;
+  if (message.type === 'round') {
+    telling = message.tell === true;
+    void round(message.users, message.concurrency, message.force).then(send);
+  }
+});
+send({ type: 'ready' });
