@@ -63,25 +63,32 @@ export function defineScript(source: string): RedisScript {
 
 type Send = (args: string[]) => Promise<unknown>;
 
-/** Raw commands with a time bound; errors are `TokenStoreUnavailableError` naming `key` and the operation. */
-export class RedisConnection {
-  readonly #send: Send;
-  readonly #key: string;
-  readonly #timeoutMs: number;
+/** Builds the error of a command that failed (`cause`, already scrubbed) or got no answer in time (`timeoutMs`). */
+export type RedisUnavailable<Operation extends string> = (operation: Operation, detail: { timeoutMs?: number; cause?: Error }) => Error;
 
-  constructor(client: unknown, key: string, timeoutMs: number) {
+/**
+ * Raw commands with a time bound; errors are `TokenStoreUnavailableError` naming `key` and the operation, or what
+ * `unavailable` builds (another store's error class).
+ */
+export class RedisConnection<Operation extends string = RedisTokenStoreOperation> {
+  readonly #send: Send;
+  readonly #timeoutMs: number;
+  readonly #unavailable: RedisUnavailable<Operation>;
+
+  constructor(client: unknown, key: string, timeoutMs: number, unavailable?: RedisUnavailable<Operation>) {
     this.#send = toSend(client);
-    this.#key = key;
     this.#timeoutMs = timeoutMs;
+    this.#unavailable =
+      unavailable ?? ((operation, detail) => new TokenStoreUnavailableError(key, operation as RedisTokenStoreOperation, detail));
   }
 
   /** Runs one command, e.g. `['GET', key]`. */
-  command(operation: RedisTokenStoreOperation, args: string[]): Promise<unknown> {
+  command(operation: Operation, args: string[]): Promise<unknown> {
     return this.#bounded(operation, () => this.#send(args));
   }
 
   /** Runs a script by its SHA-1; on NOSCRIPT (a restarted or flushed server) sends its source once. */
-  script(operation: RedisTokenStoreOperation, script: RedisScript, keys: string[], args: string[]): Promise<unknown> {
+  script(operation: Operation, script: RedisScript, keys: string[], args: string[]): Promise<unknown> {
     return this.#bounded(operation, async () => {
       const tail = [String(keys.length), ...keys, ...args];
       try {
@@ -97,12 +104,9 @@ export class RedisConnection {
    * Races the command against `timeoutMs`. The clients queue commands while reconnecting (ioredis retries
    * each up to 20 times by default), so without this bound a down Redis would stall every token request.
    */
-  #bounded(operation: RedisTokenStoreOperation, run: () => Promise<unknown>): Promise<unknown> {
+  #bounded(operation: Operation, run: () => Promise<unknown>): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new TokenStoreUnavailableError(this.#key, operation, { timeoutMs: this.#timeoutMs })),
-        this.#timeoutMs,
-      );
+      const timer = setTimeout(() => reject(this.#unavailable(operation, { timeoutMs: this.#timeoutMs })), this.#timeoutMs);
       // The client may settle long after the time-out; the promise is settled once, later results are dropped.
       Promise.resolve()
         .then(run)
@@ -113,7 +117,7 @@ export class RedisConnection {
           },
           (error: unknown) => {
             clearTimeout(timer);
-            reject(new TokenStoreUnavailableError(this.#key, operation, { cause: safeCause(error) }));
+            reject(this.#unavailable(operation, { cause: safeCause(error) }));
           },
         );
     });

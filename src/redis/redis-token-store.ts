@@ -252,7 +252,7 @@ export class RedisTokenStore implements TokenStore {
   }
 }
 
-function positiveInteger(value: unknown, fallback: number, name: string, min: number): number {
+export function positiveInteger(value: unknown, fallback: number, name: string, min: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
     throw new ValidationError(`\`${name}\` must be an integer number of milliseconds ≥ ${min}; got ${String(value)}.`, [name]);
