@@ -110,8 +110,8 @@ export function handleOnce(
     try {
       claim = toClaim(await call('claim', () => store!.claim(key, context)));
     } catch (error) {
-      // A claim that landed after the time-out would block the event until it expires: take it back now.
-      if (error instanceof WebhookTimeoutError) void call('release', () => store!.release?.(key, context)).catch(() => {});
+      // A claim that landed all the same (after a time-out) would block the event until it expires: take it back.
+      void call('release', () => store!.release?.(key, context)).catch(() => {});
       throw error;
     }
     if (claim.state === 'done') return ok;

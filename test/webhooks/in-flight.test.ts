@@ -29,10 +29,11 @@ function gate() {
   return { promise, open, fail };
 }
 
+/** Whether `promise` settles within a while (long enough for a delivery to be verified and claimed). */
 const settled = async (promise: Promise<unknown>) => {
   let done = false;
   void promise.then(() => (done = true));
-  for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setTimeout(resolve, 100));
   return done;
 };
 
@@ -74,6 +75,7 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
       const one = webhooks.fetch(delivery());
       await vi.waitFor(() => expect(runs).toBe(1));
       const two = webhooks.fetch(delivery(published, T + 30));
+      expect(await settled(two)).toBe(false); // it reached the claim while the first run was in flight
       first.fail(new Error('queue unavailable'));
       expect((await one).status).toBe(500);
       expect((await two).status).toBe(204);
@@ -198,7 +200,7 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
       return { calls, claim: wrap('claim') as never, complete: wrap('complete'), release: wrap('release') };
     }
 
-    it.each(['hang', 'throw'] as const)('answers 500 and runs nothing when claim() fails (%s), then gives the claim back', async (fault) => {
+    it.each(['hang', 'throw'] as const)('answers 500 and runs nothing when claim() fails (%s), and gives back a claim that may have landed', async (fault) => {
       const store = faulty('claim', fault);
       const onError = vi.fn();
       const handled = vi.fn();
@@ -208,11 +210,10 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
       const [error, context] = onError.mock.calls[0]!;
       if (fault === 'hang') {
         expect(error).toMatchObject({ name: 'WebhookTimeoutError', reason: 'dedupe_timeout', step: 'claim', timeoutMs: 20 });
-        await vi.waitFor(() => expect(store.calls).toEqual(['claim', 'release'])); // a claim landing late is freed
       } else {
         expect(error).toEqual(new Error('claim failed'));
-        expect(store.calls).toEqual(['claim']);
       }
+      await vi.waitFor(() => expect(store.calls).toEqual(['claim', 'release'])); // a claim that landed all the same is freed
       expect(context).toMatchObject({ status: 500 });
     });
 
