@@ -17,12 +17,13 @@ export interface RedisServer {
 
 const BINARY = inject('redisServerBin');
 
-export async function startRedisServer(): Promise<RedisServer> {
+/** `extraArgs`: more command-line options, e.g. `['--cluster-enabled', 'yes', …]`. */
+export async function startRedisServer(extraArgs: string[] = []): Promise<RedisServer> {
   let lastError: unknown;
   // A free port can be taken between the probe and redis-server's bind: try a few.
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
-      return await startOn(await freePort());
+      return await startOn(await freePort(), extraArgs);
     } catch (error) {
       lastError = error;
       if (error instanceof Error && error.message.includes('not found')) throw error;
@@ -31,10 +32,10 @@ export async function startRedisServer(): Promise<RedisServer> {
   throw lastError;
 }
 
-function startOn(port: number): Promise<RedisServer> {
+function startOn(port: number, extraArgs: string[]): Promise<RedisServer> {
   const child = spawn(
     BINARY,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir()],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir(), ...extraArgs],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   return new Promise((resolve, reject) => {
