@@ -1,14 +1,14 @@
-/** Forks token-worker.ts processes (through tsx) and talks to them over IPC. */
+/** Forks token-worker.ts processes, or another worker script (through tsx), and talks to them over IPC. */
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { WorkerConfig, WorkerMessage } from './token-worker.js';
 
 const WORKER = fileURLToPath(new URL('./token-worker.ts', import.meta.url));
 
-export interface Worker {
+export interface Worker<Message extends { type: string } = WorkerMessage> {
   readonly child: ChildProcess;
   /** Resolves with the next message of this type (or with one already received and not yet taken). */
-  next<T extends WorkerMessage['type']>(type: T): Promise<Extract<WorkerMessage, { type: T }>>;
+  next<T extends Message['type']>(type: T): Promise<Extract<Message, { type: T }>>;
   send(message: { type: 'go' | 'exit' }): void;
   /** SIGKILL: no `finally`, no lock release, nothing stored. Resolves once the process is gone. */
   kill(): Promise<void>;
@@ -16,16 +16,20 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
-export function startWorker(config: WorkerConfig): Worker {
-  const child = fork(WORKER, [], {
+/** `script`: another worker (it reads its config from WORKER_CONFIG and exits on `{ type: 'exit' }`). */
+export function startWorker<Message extends { type: string } = WorkerMessage>(
+  config: WorkerConfig | object,
+  script = WORKER,
+): Worker<Message> {
+  const child = fork(script, [], {
     execArgv: ['--import', 'tsx'],
     env: { ...process.env, WORKER_CONFIG: JSON.stringify(config) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const received: WorkerMessage[] = [];
-  const waiting: Array<{ type: string; resolve: (m: WorkerMessage) => void; reject: (e: Error) => void }> = [];
+  const received: Message[] = [];
+  const waiting: Array<{ type: string; resolve: (m: Message) => void; reject: (e: Error) => void }> = [];
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.on('message', (message: WorkerMessage) => {
+  child.on('message', (message: Message) => {
     const at = waiting.findIndex((w) => w.type === message.type);
     if (at === -1) received.push(message);
     else waiting.splice(at, 1)[0]?.resolve(message);
@@ -39,7 +43,7 @@ export function startWorker(config: WorkerConfig): Worker {
       const at = received.findIndex((m) => m.type === type);
       if (at !== -1) return Promise.resolve(received.splice(at, 1)[0] as never);
       if (child.exitCode !== null || child.signalCode !== null) return Promise.reject(new Error(`worker exited before sending ${type}`));
-      return new Promise((resolve, reject) => waiting.push({ type, resolve: resolve as (m: WorkerMessage) => void, reject }));
+      return new Promise((resolve, reject) => waiting.push({ type, resolve: resolve as (m: Message) => void, reject }));
     },
     send(message) {
       if (child.connected) child.send(message);
