@@ -80,8 +80,8 @@ describe('a fleet of 4 receiver processes sharing RedisWebhookDedupe', () => {
     expect(stats.unanswered).toBe(0);
     expect(notExactlyOnce(counts)).toEqual({});
     expect(stats.statuses[500]).toBe(FAILING.length); // each failing first run was answered 500, then retried
-    expect(Object.keys(stats.statuses).sort()).toEqual(expect.arrayContaining(['204', '500']));
-    expect(Object.keys(stats.statuses).filter((status) => !['204', '500', '503'].includes(status))).toEqual([]);
+    expect(stats.statuses[503]).toBeGreaterThan(0); // copies met runs in flight on other receivers (252 in one run)
+    expect(Object.keys(stats.statuses).sort()).toEqual(['204', '500', '503']);
   });
 
   it('loses no event and leaves no delivery unanswered when Redis loses its data (FLUSHALL) mid-run', { timeout: 180_000 }, async () => {
@@ -172,8 +172,11 @@ describe('the Fetch adapter in one process, with the in-memory store', () => {
           const id = event.data.id;
           const run = (runs.get(id) ?? 0) + 1;
           runs.set(id, run);
-          await new Promise((resolve) => setTimeout(resolve, Math.random() * 3));
-          if (run === 1 && id.endsWith('7')) throw new Error('first run fails');
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 10));
+          if (run === 1 && id.endsWith('7')) {
+            await new Promise((resolve) => setTimeout(resolve, 30)); // a downstream call that times out
+            throw new Error('first run fails');
+          }
           succeeded.set(id, (succeeded.get(id) ?? 0) + 1);
         },
       },

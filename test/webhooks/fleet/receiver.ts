@@ -57,8 +57,11 @@ const webhooks = createWebhookHandler({
       }
       // The app's own work: a shared counter, and a pause so that duplicates meet runs in flight.
       const run = await call('INCR', `${config.prefix}:test-runs:${id}`);
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 3));
-      if (run === 1 && config.failFirstRunDigit !== undefined && id.endsWith(config.failFirstRunDigit)) throw new Error('first run fails');
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10));
+      if (run === 1 && config.failFirstRunDigit !== undefined && id.endsWith(config.failFirstRunDigit)) {
+        await new Promise((resolve) => setTimeout(resolve, 30)); // a downstream call that times out
+        throw new Error('first run fails');
+      }
       send({ type: 'succeeded', id, pid: process.pid });
     },
   },

@@ -1,8 +1,11 @@
 /**
  * The service as the fleet tests need it: the same signed events, each delivered `copies` times in shuffled order
- * (seeded), `concurrency` deliveries at a time, each re-delivered (signed anew) after any answer but 2xx until it
- * gets a 2xx. It counts what a user relies on: answers by status, deliveries that got no answer, and deliveries
- * that never got a 2xx (lost).
+ * (seeded; the copies of one event land near each other, as a retry after a sender's time-out does, so copies
+ * meet runs in flight), `concurrency` deliveries at a time. A delivery answered anything but 2xx is re-delivered
+ * (signed anew) until the event has a 2xx: once any copy got one, the service considers the event delivered and
+ * retries none of its copies. So a 2xx given to a copy while another copy's run then fails loses the event,
+ * which only the handlers' success counts show. Counted here: answers by status, deliveries that got no answer,
+ * and deliveries given up after `maxAttempts`.
  */
 import { signWebhook } from '@postsched/sdk/webhooks';
 
@@ -27,24 +30,36 @@ export interface SenderOptions {
   onAttempt?(body: string, phase: 'sent' | 'settled'): void;
 }
 
-export function shuffled<T>(items: readonly T[], seed: number): T[] {
-  const out = [...items];
+/** A seeded generator of numbers in [0, 1) (a linear congruential one: enough to shuffle). */
+function seeded(seed: number): () => number {
   let state = seed >>> 0;
-  const random = () => ((state = (state * 1_664_525 + 1_013_904_223) >>> 0) / 2 ** 32);
-  for (let i = out.length - 1; i > 0; i--) {
+  return () => (state = (state * 1_664_525 + 1_013_904_223) >>> 0) / 2 ** 32;
+}
+
+/**
+ * The order of the deliveries: the events shuffled, then each event's `copies` placed at random within `window`
+ * positions of where the event fell.
+ */
+export function deliveryOrder(bodies: readonly string[], copies: number, seed: number, window: number): string[] {
+  const random = seeded(seed);
+  const events = [...bodies];
+  for (let i = events.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
+    [events[i], events[j]] = [events[j]!, events[i]!];
   }
-  return out;
+  const placed = events.flatMap((body, i) => Array.from({ length: copies }, () => ({ body, at: i * copies + random() * window })));
+  return placed.sort((a, b) => a.at - b.at).map(({ body }) => body);
 }
 
 export async function deliverAll(bodies: readonly string[], options: SenderOptions): Promise<SenderStats> {
   const stats: SenderStats = { statuses: {}, unanswered: 0, lost: 0 };
-  const queue = shuffled(bodies.flatMap((body) => Array<string>(options.copies).fill(body)), options.seed);
+  const queue = deliveryOrder(bodies, options.copies, options.seed, 2 * options.concurrency);
   const maxAttempts = options.maxAttempts ?? 500;
+  const acknowledged = new Set<string>();
   async function deliver(body: string): Promise<void> {
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20));
+      if (attempt > 0 && acknowledged.has(body)) return; // delivered: the service retries no copy of it
       options.onAttempt?.(body, 'sent');
       let status: number;
       try {
@@ -56,7 +71,7 @@ export async function deliverAll(bodies: readonly string[], options: SenderOptio
         options.onAttempt?.(body, 'settled');
       }
       stats.statuses[status] = (stats.statuses[status] ?? 0) + 1;
-      if (status >= 200 && status < 300) return;
+      if (status >= 200 && status < 300) return void acknowledged.add(body);
     }
     stats.lost += 1;
   }
