@@ -61,26 +61,41 @@ export function handleOnce(
   const store = toStore(options.dedupe);
   // By then the run in flight has finished or timed out: the retry finds it done, or runs it.
   const inFlight: Answer = { status: 503, body: 'in_flight', retryAfter: Math.ceil(handlerTimeoutMs / 1000) };
-  /** Events being handled in this process, by key: a duplicate here waits for the outcome instead of a 503. */
-  const running = new Map<string, Promise<void>>();
+  /**
+   * Events being handled in this process, by key. A duplicate here waits for the outcome instead of a 503; the
+   * promise it waits on is made only then, so a delivery without duplicates allocates none.
+   */
+  const running = new Map<string, { done?: Promise<void>; settle?: () => void }>();
 
   const call = <T>(step: WebhookTimedStep, work: () => T) =>
     timeBound(work, dedupeTimeoutMs, () => new WebhookTimeoutError(step, dedupeTimeoutMs));
+  /** A store call whose outcome nobody waits for (a give-back after a failed claim, a late done mark). */
+  const quietly = (step: WebhookTimedStep, work: () => unknown) => void (async () => call(step, work))().catch(() => {});
 
-  /** Runs the handler within `handlerTimeoutMs`; past it, aborts its signal and lets `late` see how it ended. */
+  /**
+   * Runs the handler within `handlerTimeoutMs`. Past it, aborts its signal (made only when the handler reads it)
+   * and, if it finishes after all, calls `late`.
+   */
   async function run(event: WebhookEvent, handler: RunHandler, stale: boolean, late?: () => void): Promise<void> {
-    const controller = new AbortController();
-    const work = Promise.resolve().then(() => handler(event, { stale, signal: controller.signal }));
+    let controller: AbortController | undefined;
+    let work: unknown;
     let timedOut = false;
+    const context: WebhookHandlerContext = {
+      stale,
+      get signal() {
+        return (controller ??= new AbortController()).signal;
+      },
+    };
     try {
-      await timeBound(() => work, handlerTimeoutMs, () => {
-        timedOut = true;
-        return new WebhookTimeoutError('handler', handlerTimeoutMs);
-      });
+      await timeBound(
+        () => (work = handler(event, context)),
+        handlerTimeoutMs,
+        () => ((timedOut = true), new WebhookTimeoutError('handler', handlerTimeoutMs)),
+      );
     } catch (error) {
       if (timedOut) {
-        controller.abort(error);
-        work.then(late, () => {});
+        (controller ??= new AbortController()).abort(error);
+        (work as Promise<unknown>).then(late, () => {});
       }
       throw error;
     }
@@ -97,56 +112,52 @@ export function handleOnce(
     }
   }
 
-  const complete = (key: string, context: WebhookClaimContext) => call('complete', () => store!.complete?.(key, context));
-
-  async function claimAndRun(key: string, event: WebhookEvent, handler: RunHandler): Promise<Answer> {
-    const context: WebhookClaimContext = {
-      postId: event.data.id as string,
-      createdAt: instantOf(event.created_at),
-      ttlMs: inFlightTtlMs,
-      claimId: crypto.randomUUID(),
-    };
-    let claim: WebhookClaim;
-    try {
-      claim = toClaim(await call('claim', () => store!.claim(key, context)));
-    } catch (error) {
-      // A claim that landed all the same (after a time-out) would block the event until it expires: take it back.
-      void call('release', () => store!.release?.(key, context)).catch(() => {});
-      throw error;
-    }
-    if (claim.state === 'done') return ok;
-    if (claim.state === 'in-flight') return inFlight;
-    try {
-      // Finished after its time-out: it was handled after all, so the next duplicate need not run it again.
-      await run(event, handler, claim.stale === true, () => void complete(key, context).catch(() => {}));
-    } catch (error) {
-      await giveBack(key, context, event);
-      throw error;
-    }
-    try {
-      await complete(key, context);
-    } catch (error) {
-      // Handled, so 2xx; not marked done, so its claim expires and a duplicate after that may run it again.
-      await report(error, { status: 204, event });
-    }
-    return ok;
-  }
-
   return async function once(event, handler) {
     const key = store === undefined ? undefined : webhookDedupeKey(event);
     if (key === undefined) {
       await run(event, handler, false);
       return ok;
     }
-    for (let waits = 0; waits < MAX_LOCAL_WAITS && running.has(key); waits++) await running.get(key);
+    for (let waits = 0, entry = running.get(key); entry !== undefined && waits < MAX_LOCAL_WAITS; waits++, entry = running.get(key)) {
+      await (entry.done ??= new Promise((resolve) => (entry!.settle = resolve)));
+    }
     if (running.has(key)) return inFlight;
-    let settle!: () => void;
-    running.set(key, new Promise((resolve) => (settle = resolve)));
+    const entry: { done?: Promise<void>; settle?: () => void } = {};
+    running.set(key, entry);
+    const context: WebhookClaimContext = {
+      postId: event.data.id as string,
+      createdAt: instantOf(event.created_at),
+      ttlMs: inFlightTtlMs,
+      claimId: crypto.randomUUID(),
+    };
     try {
-      return await claimAndRun(key, event, handler);
+      let claim: WebhookClaim;
+      try {
+        claim = toClaim(await call('claim', () => store!.claim(key, context)));
+      } catch (error) {
+        // A claim that landed all the same (after a time-out) would block the event until it expires: take it back.
+        quietly('release', () => store!.release?.(key, context));
+        throw error;
+      }
+      if (claim.state !== 'new') return claim.state === 'done' ? ok : inFlight;
+      const complete = () => store!.complete?.(key, context);
+      try {
+        // Finished after its time-out: it was handled after all, so the next duplicate need not run it again.
+        await run(event, handler, claim.stale === true, () => quietly('complete', complete));
+      } catch (error) {
+        await giveBack(key, context, event);
+        throw error;
+      }
+      try {
+        await call('complete', complete);
+      } catch (error) {
+        // Handled, so 2xx; not marked done, so its claim expires and a duplicate after that may run it again.
+        await report(error, { status: 204, event });
+      }
+      return ok;
     } finally {
       running.delete(key);
-      settle();
+      entry.settle?.();
     }
   };
 }

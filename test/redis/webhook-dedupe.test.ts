@@ -83,6 +83,20 @@ function transitions(connect: () => Promise<{ client: RedisClientLike; close(): 
     expect(await dedupe.claim(event('z'), context('g', 1, 'post_2'))).toEqual({ state: 'new' }); // another post
   });
 
+  it('answers each of 100 concurrent calls on 25 events of 5 posts for its own event (calls made together go as one script)', async () => {
+    const dedupe = store();
+    const calls = Array.from({ length: 100 }, (_, i) => ({ key: `["e",${i % 25}]`, context: context(`c${i}`, i % 25, `post_${i % 5}`) }));
+    const first = await Promise.all(calls.map(({ key, context }) => dedupe.claim(key, context)));
+    expect(first.slice(0, 25).map((a) => a.state)).toEqual(Array(25).fill('new'));
+    expect(first.slice(25).map((a) => a.state)).toEqual(Array(75).fill('in-flight'));
+    await Promise.all(calls.slice(0, 25).map(({ key, context }) => dedupe.complete(key, context)));
+    const again = await Promise.all(calls.map(({ key, context }) => dedupe.claim(key, { ...context, claimId: 'late' })));
+    expect(again.map((a) => a.state)).toEqual(Array(100).fill('done'));
+    // post_4's newest handled created_at is 24 (its events: 4, 9, 14, 19, 24): one created at 19 is stale.
+    expect(await dedupe.claim('["old"]', context('o', 19, 'post_4'))).toEqual({ state: 'new', stale: true });
+    expect(await dedupe.claim('["new"]', context('n', 24, 'post_4'))).toEqual({ state: 'new' });
+  });
+
   it('gives one claim of an event to exactly one of 50 concurrent callers', async () => {
     const dedupe = store();
     const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => dedupe.claim(KEY, context(`c${i}`))));
