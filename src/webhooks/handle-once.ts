@@ -54,8 +54,7 @@ export function handleOnce(
   if (inFlightTtlMs <= handlerTimeoutMs + 2 * dedupeTimeoutMs) {
     // Else a live, slow holder could lose its claim and a duplicate run the handler beside it.
     throw new PostSchedError(
-      `inFlightTtlMs (${inFlightTtlMs}) must be longer than handlerTimeoutMs + 2 × dedupeTimeoutMs ` +
-        `(${handlerTimeoutMs + 2 * dedupeTimeoutMs}): a claim must outlast its handler and its store calls`,
+      `inFlightTtlMs (${inFlightTtlMs}) must be longer than handlerTimeoutMs + 2 × dedupeTimeoutMs (${handlerTimeoutMs + 2 * dedupeTimeoutMs})`,
     );
   }
   const store = toStore(options.dedupe);
@@ -168,7 +167,7 @@ function toStore(dedupe: WebhookDedupe | false | undefined): Partial<WebhookDedu
   if (dedupe === undefined) return memoryDedupe();
   if (typeof dedupe === 'function') return { claim: dedupe };
   if (typeof dedupe?.claim !== 'function') {
-    throw new PostSchedError('dedupe must be a store ({ claim, release, complete }, e.g. new RedisWebhookDedupe({ redis })), a claim function, or false');
+    throw new PostSchedError('dedupe must be a store ({ claim, release, complete }), a claim function, or false');
   }
   return dedupe;
 }
@@ -180,7 +179,7 @@ function toClaim(result: unknown): WebhookClaim {
   const claim = typeof result === 'object' && result !== null ? (result as WebhookClaim) : { state: result };
   if (STATES.includes(claim.state)) return claim as WebhookClaim;
   if (claim !== result) return { state: result ? 'new' : 'done' };
-  throw new PostSchedError(`dedupe claim() answered an object whose state is not 'new', 'in-flight' or 'done'`);
+  throw new PostSchedError("dedupe claim() answered a state other than 'new', 'in-flight', 'done'");
 }
 
 function milliseconds(value: unknown, fallback: number, name: string): number {

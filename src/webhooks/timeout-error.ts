@@ -35,11 +35,10 @@ export class WebhookTimeoutError extends PostSchedError {
   constructor(step: WebhookTimedStep, timeoutMs: number) {
     const handler = step === 'handler';
     super(
-      handler
-        ? `The webhook handler did not finish within ${timeoutMs} ms (handlerTimeoutMs): answered 500 and gave the ` +
-            'claim back, so the retry runs it again. Enqueue slow work and return; stop on `signal` when it aborts.'
-        : `The dedupe store's ${step}() did not answer within ${timeoutMs} ms (dedupeTimeoutMs). Check the store ` +
-            '(Redis reachable?); raise `dedupeTimeoutMs` if it is known to be slow.',
+      `${handler ? 'The webhook handler' : `The dedupe store's ${step}()`} took over ${timeoutMs} ms ` +
+        (handler
+          ? '(handlerTimeoutMs): answered 500, claim given back. Enqueue slow work and return.'
+          : '(dedupeTimeoutMs). Is the store reachable?'),
     );
     this.reason = handler ? 'handler_timeout' : 'dedupe_timeout';
     this.code = this.reason;

@@ -242,7 +242,7 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
       });
       expect((await webhooks.fetch(delivery())).status).toBe(500);
       expect(onError.mock.calls.map(([error]) => (error as Error).message)).toEqual([
-        fault === 'hang' ? expect.stringContaining('release() did not answer within 20 ms') : 'release failed',
+        fault === 'hang' ? expect.stringContaining('release() took over 20 ms') : 'release failed',
         'handler failed',
       ]);
     });
@@ -251,7 +251,7 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
       const onError = vi.fn();
       const webhooks = make({ dedupe: { claim: () => ({ state: 'maybe' }) as never, release: () => {} }, onError, on: { 'post.published': () => {} } });
       expect((await webhooks.fetch(delivery())).status).toBe(500);
-      expect(String(onError.mock.calls[0]![0])).toMatch(/'new', 'in-flight' or 'done'/);
+      expect(String(onError.mock.calls[0]![0])).toMatch(/a state other than 'new', 'in-flight', 'done'/);
     });
 
     it('never answers 2xx for an event whose handler did not succeed, whatever the store and the handler do', async () => {
