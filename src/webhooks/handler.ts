@@ -67,8 +67,8 @@ export interface WebhookHandlerOptions extends VerifyWebhookClockOptions {
    * Called for every delivery answered 400 or 500, before the answer: a `WebhookVerificationError` (400; its
    * `reason` says why), or a configuration mistake, a failing dedupe store or handler, a `WebhookTimeoutError`
    * (500). Also when only the store's `complete` failed after the handler finished (204). Not for the 503 to a
-   * duplicate in flight, which is expected traffic. Default: log the 500s with `console.error` (messages carry no
-   * secret). Errors it throws are ignored.
+   * duplicate in flight, which is expected traffic. Default: log all but the 400s with `console.error` (messages
+   * carry no secret). Errors it throws are ignored.
    */
   onError?: ((error: unknown, context: WebhookErrorContext) => unknown) | undefined;
   /**
@@ -165,7 +165,7 @@ export function createHandlerWith(backend: HmacBackend, options: WebhookHandlerO
   async function report(error: unknown, context: WebhookErrorContext): Promise<void> {
     try {
       if (onError !== undefined) await onError(error, context);
-      else if (context.status === 500) console.error('postsched webhook answered 500:', error);
+      else if (context.status !== 400) console.error(`postsched webhook answered ${context.status}:`, error);
     } catch {
       // onError is the last resort: a failure in it must not change the answer.
     }

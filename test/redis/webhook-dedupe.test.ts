@@ -175,32 +175,38 @@ describe('createWebhookHandler with RedisWebhookDedupe when Redis fails', () => 
   async function delivery(): Promise<Request> {
     return new Request('http://127.0.0.1/webhooks', { method: 'POST', body, headers: { 'x-service-signature': await signWebhook({ body, secret: SECRET }) } });
   }
-  const fast = { handlerTimeoutMs: 200, dedupeTimeoutMs: 1_000, inFlightTtlMs: 5_000 };
+  /** A handler counting its successes, on `redis` (`commandTimeoutMs` short, so a dead Redis fails fast). */
+  function counting(redis: RedisClientLike, prefix: string, onError: (error: unknown) => void = () => {}) {
+    const counted = { succeeded: 0 };
+    const webhooks = createWebhookHandler({
+      handlerTimeoutMs: 200,
+      dedupeTimeoutMs: 1_000,
+      inFlightTtlMs: 5_000,
+      secret: SECRET,
+      dedupe: new RedisWebhookDedupe({ redis, prefix, commandTimeoutMs: 150 }),
+      onError,
+      on: { 'post.published': () => void counted.succeeded++ },
+    });
+    return { webhooks, counted };
+  }
 
   it.each(CLIENT_KINDS)('answers 500 and runs nothing while Redis hangs (CLIENT PAUSE), then runs the retry ($name)', async (kind) => {
     const test = await kind.connect(server.url);
     const admin = await kind.connect(server.url);
     try {
       const onError = vi.fn();
-      let succeeded = 0;
-      const webhooks = createWebhookHandler({
-        ...fast,
-        secret: SECRET,
-        dedupe: new RedisWebhookDedupe({ redis: test.client, prefix: `pause:${crypto.randomUUID()}`, commandTimeoutMs: 150 }),
-        onError,
-        on: { 'post.published': () => void succeeded++ },
-      });
+      const { webhooks, counted } = counting(test.client, `pause:${crypto.randomUUID()}`, onError);
       await admin.raw('CLIENT', 'PAUSE', '600', 'ALL');
       const answer = await webhooks.fetch(await delivery());
       expect(answer.status).toBe(500);
-      expect(succeeded).toBe(0);
+      expect(counted.succeeded).toBe(0);
       const [error] = onError.mock.calls[0]!;
       expect(error).toBeInstanceOf(WebhookDedupeUnavailableError);
       expect(error).toMatchObject({ code: 'redis_timeout', operation: 'claim', timeoutMs: 150 });
       expect(String((error as Error).message)).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/); // no claim id
       // Once Redis answers again, the claim that landed late was given back: the retry runs at once.
       await vi.waitFor(async () => expect((await webhooks.fetch(await delivery())).status).toBe(204), { timeout: 5_000, interval: 100 });
-      expect(succeeded).toBe(1);
+      expect(counted.succeeded).toBe(1);
     } finally {
       await test.close();
       await admin.close();
@@ -213,17 +219,10 @@ describe('createWebhookHandler with RedisWebhookDedupe when Redis fails', () => 
     redis.on('error', () => {});
     try {
       const onError = vi.fn();
-      let succeeded = 0;
-      const webhooks = createWebhookHandler({
-        ...fast,
-        secret: SECRET,
-        dedupe: new RedisWebhookDedupe({ redis, commandTimeoutMs: 300 }),
-        onError,
-        on: { 'post.published': () => void succeeded++ },
-      });
+      const { webhooks, counted } = counting(redis, 'down', onError);
       await own.stop();
       for (let i = 0; i < 3; i++) expect((await webhooks.fetch(await delivery())).status).toBe(500);
-      expect(succeeded).toBe(0);
+      expect(counted.succeeded).toBe(0);
       expect(onError.mock.calls.every(([error]) => error instanceof WebhookDedupeUnavailableError)).toBe(true);
     } finally {
       redis.disconnect();
@@ -239,7 +238,6 @@ describe('createWebhookHandler with RedisWebhookDedupe when Redis fails', () => 
         let runs = 0;
         let succeeded = 0;
         const webhooks = createWebhookHandler({
-          ...fast,
           secret: SECRET,
           dedupe,
           onError: () => {},
