@@ -42,6 +42,12 @@
 //   Crypto HMAC started synchronously (+0.04 KB), a `now` error that says what to pass, a verifyWith that is not
 //   async (one promise less per delivery: +0.01 KB): 2.44 KB; the three verifier names 2.88 KB, the handler
 //   3.96 KB, the webhooks entry 4.33 KB. Ceilings lowered to those plus 0.02–0.04 KB.
+// - Issue 21 (webhooks for a fleet): the handler 5.31 KB (+1.35 KB), the webhooks entry 5.69 KB: the claim states
+//   (new / in flight / done, complete, release by claim id) with the in-process wait for a run in flight, the time
+//   bounds of the handler and of every store call with WebhookTimeoutError and its messages, the in-memory store's
+//   expiries and per-post order, created_at parsed as an instant, Retry-After. The verifier alone is unchanged
+//   (2.45 KB: none of it is imported by the verifier). Ceilings: 5.35 KB and 5.72 KB; the handler's 4 KB target is
+//   now missed.
 // - Server app (`{ OAuthClient, TokenManager, PostSched }`, first measured by issue 16): 25.05 KB before issue
 //   12's hardening, 25.91 KB with it, 27.89 KB with issue 15 (the client's raw methods, hooks and tracing are
 //   in `PostSched`), 28.08 KB with the request path's readBody / readableCopy (issue 16): ceiling 28.2 KB; 28.22 KB
@@ -75,8 +81,8 @@ const rows = [
     ceiling: 2.9 * KB,
   },
   // Its target: stay under standardwebhooks' verifier alone (4.8 KB, bench/RESULTS.md) with a margin.
-  { label: 'webhook handler alone: { createWebhookHandler }', file: 'dist/webhooks/index.js', names: ['createWebhookHandler'], target: 4 * KB, ceiling: 4.0 * KB },
-  { label: 'webhooks entry (export *)', file: 'dist/webhooks/index.js', ceiling: 4.36 * KB },
+  { label: 'webhook handler alone: { createWebhookHandler }', file: 'dist/webhooks/index.js', names: ['createWebhookHandler'], target: 4 * KB, ceiling: 5.35 * KB },
+  { label: 'webhooks entry (export *)', file: 'dist/webhooks/index.js', ceiling: 5.72 * KB },
   // Issue 23's target: the whole schedule entry ≤ 1.5 KB. Its one import from the rest of the SDK is ValidationError,
   // which ships every error class until issue 22 makes them tree-shakable: the second row is the entry with them
   // replaced by a minimal class, so what the schedule code itself costs stays visible.

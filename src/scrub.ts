@@ -24,7 +24,14 @@ export function scrub(text: string, secrets: ReadonlyArray<string | undefined> =
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
-function escapeControl(text: string): string {
+/**
+ * `text` with its control characters written as escapes (`\n`, `\u001b`), so that a terminal or a log shows them
+ * instead of acting on them (screen clears, OSC 52 clipboard writes, forged lines).
+ *
+ * @example
+ * escapeControl('ok\u001b[2J') // 'ok\\u001b[2J'
+ */
+export function escapeControl(text: string): string {
   return text.replace(CONTROL, (c) => NAMED[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 

@@ -15,7 +15,7 @@ import { Redis } from 'ioredis';
 import { RedisTokenStore } from '@postsched/sdk/redis';
 import { createFakeService, type FakeService } from '@postsched/sdk/testing';
 import { listenOnLoopback } from '../../src/testing/fake-service/listen.js';
-import { startRedisServer } from '../../test/redis/redis-server.js';
+import { startRedisProcess } from '../../test/support/redis-process.js';
 import { probe, TEST_TOOLS, withSystemDirs } from '../../test/support/test-tools.js';
 import type { FleetWorkerConfig, FleetWorkerResult } from '../children/fleet-worker.js';
 import { fmt, ratioVerdict, type Row, type Section, type Verdict } from '../lib/report.js';
@@ -47,7 +47,7 @@ export async function measureFleet({ quick }: { quick: boolean }): Promise<Secti
   if (!('path' in found)) {
     throw new Error('needs redis-server: apt-get install redis-server (or brew install redis), or set REDIS_SERVER_BIN');
   }
-  const redisServer = await startRedisServer([], found.path);
+  const redisServer = await startRedisProcess(found.path);
   const fake = createFakeService({ refreshTokenReuse: 'revoke-grant', apps: [APP] });
   const counts: RefreshCounts = { rotated: new Map(), refused: new Map() };
   const owners = new Map<string, string>(); // refresh token → user

@@ -8,6 +8,7 @@
  * Targets: node path ≥ 0.9x its floor (issue 6); Web Crypto path ≥ 0.95x its floor (issue 16; it replaced
  * "≥ 2x stripe's SubtleCrypto path", which compares two users of the same HMAC and cannot hold at 100 KB).
  * Stripe's constructEventAsync on SubtleCrypto stays beside it.
+ * Then the handler with the Redis store (webhook-handler.ts, issue 21).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { do_not_optimize, measure } from 'mitata';
@@ -16,6 +17,7 @@ import Stripe from 'stripe';
 import * as web from '../../src/webhooks/index.js';
 import * as node from '../../src/webhooks/node.js';
 import { fmt, ratioVerdict, type Row, type Section } from '../lib/report.js';
+import { measureWebhookHandler } from './webhook-handler.js';
 
 const secret = 'whsec_bench_4f1d9c2b7a';
 
@@ -159,5 +161,6 @@ export async function measureWebhooks({ quick }: { quick: boolean }): Promise<Se
     const body = eventBody(size);
     sections.push(section(label, body.length, await nsPerEvent(body, rounds, minCpuNs), rounds));
   }
+  sections.push(await measureWebhookHandler({ quick }));
   return sections;
 }

@@ -1,7 +1,9 @@
 /**
  * `postsched trigger <event> --to URL`: one webhook delivery, signed as the service signs (spec: "Webhook
- * signature"), to test a webhook endpoint by hand. Prints the receiver's status and how long it took.
+ * signature"), to test a webhook endpoint by hand. Prints the receiver's status and how long it took, and the start
+ * of its answer with control characters escaped (a receiver's text must not drive the user's terminal).
  */
+import { escapeControl, scrubSecrets } from '../scrub.js';
 import { signatureHeader } from '../testing/fake-service/webhooks-delivery.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../testing/fake-service/state.js';
 import { webhookFixture } from '../testing/webhook-fixtures.js';
@@ -74,9 +76,9 @@ export const triggerCommand: Command = {
       throw new CliError(`could not reach ${to.origin}: ${networkError(error)}`);
     }
     const elapsed = Math.round(performance.now() - started);
-    const shown = await firstBytes(response);
+    const shown = escapeControl(scrubSecrets(await firstBytes(response), [secret]));
     const ok = response.status >= 200 && response.status < 300;
-    context.out(`${ok ? '✔' : '✘'} ${response.status} ${response.statusText} in ${elapsed} ms`.trimEnd());
+    context.out(`${ok ? '✔' : '✘'} ${response.status} ${escapeControl(response.statusText)} in ${elapsed} ms`.trimEnd());
     if (shown !== '') context.out(shown);
     if (!ok) context.err(`The receiver did not accept the delivery (HTTP ${response.status}); the service would retry it.`);
     return ok ? EXIT.ok : EXIT.failed;

@@ -1,9 +1,11 @@
 /**
- * `@postsched/sdk/redis`: a token store shared by many processes through Redis. Node-only entry
- * (`node:async_hooks`); ioredis and node-redis are optional peer dependencies, typed structurally and never
+ * `@postsched/sdk/redis`: a token store and a webhook dedupe store shared by many processes through Redis.
+ * Node-only entry (`node:async_hooks`); ioredis and node-redis are optional peer dependencies, typed structurally and never
  * imported, so neither lands in any bundle.
  */
 export { RedisTokenStore, type RedisTokenStoreOptions } from './redis-token-store.js';
+export { RedisWebhookDedupe, type RedisWebhookDedupeOptions } from './redis-webhook-dedupe.js';
+export { WebhookDedupeUnavailableError, type RedisWebhookDedupeOperation } from './webhook-dedupe-error.js';
 export type { IORedisClientLike, NodeRedisClientLike, NodeRedisClusterLike, RedisClientLike } from './redis-connection.js';
 export {
   CrossSlotError,

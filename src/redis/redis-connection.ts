@@ -80,27 +80,36 @@ export function defineScript(source: string): RedisScript {
 
 type Send = (args: string[]) => Promise<unknown>;
 
-/** Raw commands with a time bound; errors are `TokenStoreUnavailableError` naming `key` and the operation. */
-export class RedisConnection {
+/** Builds the error of a command that failed (`cause`, already scrubbed) or got no answer in time (`timeoutMs`). */
+export type RedisUnavailable<Operation extends string> = (operation: Operation, detail: { timeoutMs?: number; cause?: Error }) => Error;
+
+/**
+ * Raw commands with a time bound; errors are `TokenStoreUnavailableError` naming `key` and the operation, or what
+ * `unavailable` builds (another store's error class).
+ */
+export class RedisConnection<Operation extends string = RedisTokenStoreOperation> {
   /** Whether the client is a Redis Cluster client (ioredis `Cluster`, node-redis `createCluster`). */
   readonly isCluster: boolean;
   readonly #send: Send;
   readonly #key: string;
   readonly #timeoutMs: number;
+  readonly #unavailable: RedisUnavailable<Operation>;
 
-  constructor(client: unknown, key: string, timeoutMs: number) {
+  constructor(client: unknown, key: string, timeoutMs: number, unavailable?: RedisUnavailable<Operation>) {
     ({ send: this.#send, isCluster: this.isCluster } = toSend(client));
     this.#key = key;
     this.#timeoutMs = timeoutMs;
+    this.#unavailable =
+      unavailable ?? ((operation, detail) => new TokenStoreUnavailableError(key, operation as RedisTokenStoreOperation, detail));
   }
 
   /** Runs one command, e.g. `['GET', key]`. */
-  command(operation: RedisTokenStoreOperation, args: string[]): Promise<unknown> {
+  command(operation: Operation, args: string[]): Promise<unknown> {
     return this.#bounded(operation, () => this.#send(args));
   }
 
   /** Runs a script by its SHA-1; on NOSCRIPT (a restarted or flushed server) sends its source once. */
-  script(operation: RedisTokenStoreOperation, script: RedisScript, keys: string[], args: string[]): Promise<unknown> {
+  script(operation: Operation, script: RedisScript, keys: string[], args: string[]): Promise<unknown> {
     return this.#bounded(operation, async () => {
       const tail = [String(keys.length), ...keys, ...args];
       try {
@@ -116,12 +125,9 @@ export class RedisConnection {
    * Races the command against `timeoutMs`. The clients queue commands while reconnecting (ioredis retries
    * each up to 20 times by default), so without this bound a down Redis would stall every token request.
    */
-  #bounded(operation: RedisTokenStoreOperation, run: () => Promise<unknown>): Promise<unknown> {
+  #bounded(operation: Operation, run: () => Promise<unknown>): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new TokenStoreUnavailableError(this.#key, operation, { timeoutMs: this.#timeoutMs })),
-        this.#timeoutMs,
-      );
+      const timer = setTimeout(() => reject(this.#unavailable(operation, { timeoutMs: this.#timeoutMs })), this.#timeoutMs);
       // The client may settle long after the time-out; the promise is settled once, later results are dropped.
       Promise.resolve()
         .then(run)
@@ -134,7 +140,7 @@ export class RedisConnection {
             clearTimeout(timer);
             // A key without a hash tag on a cluster: a mistake to fix, not an outage to wait out.
             if (error instanceof Error && error.message.startsWith('CROSSSLOT')) reject(new CrossSlotError(this.#key));
-            else reject(new TokenStoreUnavailableError(this.#key, operation, { cause: safeCause(error) }));
+            else reject(this.#unavailable(operation, { cause: safeCause(error) }));
           },
         );
     });

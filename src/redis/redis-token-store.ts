@@ -337,7 +337,7 @@ function hasHashTag(key: string): boolean {
   return open !== -1 && key.indexOf('}', open + 1) > open + 1;
 }
 
-function positiveInteger(value: unknown, fallback: number, name: string, min: number): number {
+export function positiveInteger(value: unknown, fallback: number, name: string, min: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
     throw new ValidationError(`\`${name}\` must be an integer number of milliseconds ≥ ${min}; got ${String(value)}.`, [name]);

@@ -1,30 +1,106 @@
-/** Duplicate deliveries: the key that identifies an event across retries, and the in-memory default store. */
+/**
+ * Duplicate and out-of-order deliveries: the key that identifies an event across retries, the contract of a dedupe
+ * store (claim → new / in-flight / done, complete, release, with expiries, and the newest `created_at` handled per
+ * post), and the in-memory default store.
+ */
 import type { WebhookEvent } from './event.js';
 
+/** What a store knows of an event's key: never seen (or given back), being handled right now, or handled. */
+export type WebhookClaimState = 'new' | 'in-flight' | 'done';
+
+/** The answer of `claim()` in full. */
+export interface WebhookClaim {
+  /** `new`: the claim is yours, run the handler. `in-flight`: another delivery holds it. `done`: handled already. */
+  state: WebhookClaimState;
+  /**
+   * With `new`: an event of the same post with a later `created_at` was already handled (`complete`d), so this
+   * one is late. The handler still runs, with `{ stale: true }`.
+   */
+  stale?: boolean | undefined;
+}
+
 /**
- * Where `createWebhookHandler` remembers the events it has handled, so a retried delivery runs its handler once.
+ * What `claim()` may answer: a `WebhookClaim`, its `state` alone, or (the first form of this contract) a boolean:
+ * `true` for `new`, `false` for `done`. A store that answers booleans cannot say "in flight": within one process
+ * the handler still waits for a run in progress, but across processes a duplicate is then answered 2xx.
+ */
+export type WebhookClaimResult = boolean | WebhookClaimState | WebhookClaim;
+
+/** What `createWebhookHandler` tells the store beside the key, on every call. */
+export interface WebhookClaimContext {
+  /** The post the event is about (`data.id`). Events of one post share it: put it in a Redis Cluster hash tag. */
+  readonly postId: string;
+  /**
+   * The event's `created_at` as an instant: milliseconds since the Unix epoch, sub-millisecond digits kept as a
+   * fraction. `undefined` when it is not an ISO 8601 time with a zone: such an event is never stale and moves
+   * nothing forward.
+   */
+  readonly createdAt: number | undefined;
+  /**
+   * How long a claim in flight lasts (`inFlightTtlMs`): if its holder dies (SIGKILL, a lost instance), the claim
+   * expires then and the service's next retry runs the handler.
+   */
+  readonly ttlMs: number;
+  /** A random id of this attempt: `release` gives the claim back only while it still holds this id. */
+  readonly claimId: string;
+}
+
+/**
+ * A dedupe store: where a fleet of receivers agrees on which events are being handled and which are done.
+ * Each method may return a promise; each call is bounded by `dedupeTimeoutMs`.
  *
- * - A function `(key) => Promise<boolean>`: claims `key` and says whether it was new (`true`: run the handler;
- *   `false`: a duplicate, answered 2xx without running it). Redis: `SET key 1 NX EX <seconds>` returns `OK`
- *   only the first time. A claim is never given back, so if the handler then fails (answer 500), the service's
- *   retry counts as a duplicate: prefer the object form when a handler can fail.
- * - `{ claim, release }`: the same `claim`, and `release(key)` called when the handler failed, so the retry runs
- *   it again (Redis: `DEL key`).
+ * - `claim(key, context)`: atomically, if `key` is unknown (or its claim expired), take it for `context.ttlMs`
+ *   and answer `new` (with `stale`); else answer `in-flight` or `done`.
+ * - `complete(key, context)`: the handler succeeded: mark `key` done (keep it as long as the service may retry),
+ *   and move the post's newest handled `created_at` up to `context.createdAt`. Optional: without it a claim
+ *   never expires and is the done mark itself (the first form of this contract).
+ * - `release(key, context)`: the handler failed: forget the claim if it still holds `context.claimId`, so the
+ *   retry runs the handler.
+ *
+ * `RedisWebhookDedupe` (`@postsched/sdk/redis`) implements it for a fleet; the default is in memory.
  *
  * @example
- * dedupe: {
- *   claim: async (key) => (await redis.set(`postsched:webhook:${key}`, '1', 'EX', 7 * 86_400, 'NX')) === 'OK',
- *   release: (key) => redis.del(`postsched:webhook:${key}`),
+ * // A store on a SQL table with a unique key (PostgreSQL), `created_at` ordering left out.
+ * const dedupe: WebhookDedupeStore = {
+ *   async claim(key, { claimId, ttlMs }) {
+ *     const row = await sql`INSERT INTO webhook_events (key, claim_id, expires_at)
+ *       VALUES (${key}, ${claimId}, now() + ${ttlMs} * interval '1 ms')
+ *       ON CONFLICT (key) DO UPDATE SET claim_id = EXCLUDED.claim_id, expires_at = EXCLUDED.expires_at
+ *         WHERE webhook_events.done = false AND webhook_events.expires_at < now()
+ *       RETURNING claim_id`
+ *     if (row.length > 0) return 'new'
+ *     const [{ done }] = await sql`SELECT done FROM webhook_events WHERE key = ${key}`
+ *     return done ? 'done' : 'in-flight'
+ *   },
+ *   complete: (key) => sql`UPDATE webhook_events SET done = true WHERE key = ${key}`,
+ *   release: (key, { claimId }) => sql`DELETE FROM webhook_events WHERE key = ${key} AND claim_id = ${claimId} AND NOT done`,
  * }
  */
+export interface WebhookDedupeStore {
+  /** Claims `key`: `new` (run the handler), `in-flight` (another delivery is running it) or `done`. */
+  claim(key: string, context: WebhookClaimContext): WebhookClaimResult | Promise<WebhookClaimResult>;
+  /** Gives a claim back after its handler failed or timed out, so the service's retry runs the handler again. */
+  release(key: string, context: WebhookClaimContext): unknown;
+  /** Marks `key` handled and records `context.createdAt` as the post's newest handled time when it is later. */
+  complete?(key: string, context: WebhookClaimContext): unknown;
+}
+
+/**
+ * Where `createWebhookHandler` remembers the events it is handling and has handled, so that an event's handler
+ * succeeds once however often, wherever and in whatever order the service delivers it.
+ *
+ * - `new RedisWebhookDedupe({ redis })` from `@postsched/sdk/redis`: for several processes or instances.
+ * - A `WebhookDedupeStore` of your own (`{ claim, release, complete }`, see there).
+ * - A function `(key, context) => WebhookClaimResult`: a `claim` alone, never given back: if the handler then
+ *   fails (answer 500), the retry is answered as a duplicate. Prefer a store.
+ *
+ * @example
+ * import { RedisWebhookDedupe } from '@postsched/sdk/redis'
+ * createWebhookHandler({ secret, on, dedupe: new RedisWebhookDedupe({ redis }) })
+ */
 export type WebhookDedupe =
-  | ((key: string) => boolean | Promise<boolean>)
-  | {
-      /** Claims `key`: `true` the first time (run the handler), `false` if it was already claimed (skip). */
-      claim(key: string): boolean | Promise<boolean>;
-      /** Gives a claim back after its handler failed, so the service's retry runs the handler again. */
-      release(key: string): unknown;
-    };
+  | ((key: string, context: WebhookClaimContext) => WebhookClaimResult | Promise<WebhookClaimResult>)
+  | WebhookDedupeStore;
 
 /**
  * The dedupe key of an event: `JSON.stringify([event name, data.id, created_at])`, for example
@@ -44,21 +120,59 @@ export function webhookDedupeKey(event: WebhookEvent): string | undefined {
   return JSON.stringify([event.event === 'unknown' ? event.originalEvent : event.event, id, event.created_at]);
 }
 
+// ISO 8601 date-time with a zone (RFC 3339 §5.6, plus a comma decimal sign and a zone without colon).
+const ISO_8601 = /^(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?(?:[Zz]|([+-])(\d\d):?(\d\d))$/;
+
+/**
+ * `created_at` as an instant (ms since the epoch, sub-millisecond digits as a fraction), so `…T12:00:00+02:00`
+ * comes before `…T11:00:00Z` and `.5Z` after `.25Z`, which string order gets wrong; `undefined` unless ISO 8601
+ * with a zone (a time without one is local to an unknown place).
+ */
+export function instantOf(createdAt: string): number | undefined {
+  const m = ISO_8601.exec(createdAt);
+  if (m === null) return undefined;
+  const [month, day, hour, minute, second, offsetHours = 0, offsetMinutes = 0] = [2, 3, 4, 5, 6, 9, 10].map((i) => Number(m[i] ?? 0));
+  if (month! < 1 || month! > 12 || day! < 1 || day! > 31 || hour! > 23 || minute! > 59 || second! > 60 || offsetHours > 23 || offsetMinutes > 59) {
+    return undefined;
+  }
+  const offset = (m[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
+  return Date.UTC(Number(m[1]), month! - 1, day, hour, minute, second) - offset + Number(`0.${m[7] ?? 0}`) * 1000;
+}
+
 /** Keys remembered by the in-memory default: enough for days of one endpoint's traffic, a few MB at most. */
 export const MEMORY_DEDUPE_KEYS = 10_000;
 
-/** The default store: this process's memory, the last `MEMORY_DEDUPE_KEYS` keys (oldest forgotten first). */
-export function memoryDedupe(maxKeys = MEMORY_DEDUPE_KEYS): Exclude<WebhookDedupe, Function> {
-  const keys = new Set<string>();
+/**
+ * The default store: this process's memory, the same states as a shared store (a claim in flight expires after
+ * `ttlMs`), at most `maxKeys` events and `maxKeys` posts (the oldest forgotten first).
+ */
+export function memoryDedupe(maxKeys = MEMORY_DEDUPE_KEYS, now = Date.now): Required<WebhookDedupeStore> {
+  /** key → the claim holding it (with its expiry), or `undefined` once done. */
+  const events = new Map<string, { claimId: string; until: number } | undefined>();
+  /** post id → the newest `created_at` handled. */
+  const newest = new Map<string, number>();
+  const remember = <V>(map: Map<string, V>, key: string, value: V) => {
+    map.delete(key); // re-inserted last: the oldest entry is the first one
+    if (map.size >= maxKeys) map.delete(map.keys().next().value!);
+    map.set(key, value);
+  };
   return {
-    claim(key) {
-      if (keys.has(key)) return false;
-      if (keys.size >= maxKeys) keys.delete(keys.values().next().value!);
-      keys.add(key);
-      return true;
+    claim(key, { postId, createdAt, ttlMs, claimId }) {
+      if (events.has(key)) {
+        const claim = events.get(key);
+        if (claim === undefined) return 'done';
+        if (claim.until > now()) return 'in-flight';
+      }
+      remember(events, key, { claimId, until: now() + ttlMs });
+      const latest = newest.get(postId);
+      return { state: 'new', stale: latest !== undefined && createdAt !== undefined && latest > createdAt };
     },
-    release(key) {
-      keys.delete(key);
+    complete(key, { postId, createdAt }) {
+      remember(events, key, undefined);
+      if (createdAt !== undefined && !(newest.get(postId)! >= createdAt)) remember(newest, postId, createdAt);
+    },
+    release(key, { claimId }) {
+      if (events.get(key)?.claimId === claimId) events.delete(key);
     },
   };
 }

@@ -135,10 +135,11 @@ function thrown(fail: () => never): unknown {
   }
 }
 
-export function writeNodeAnswer(res: NodeWebhookResponse, { status, body }: Answer, delivery: NodeDelivery): void {
+export function writeNodeAnswer(res: NodeWebhookResponse, { status, body, retryAfter }: Answer, delivery: NodeDelivery): void {
   if (res.headersSent === true) return;
   res.statusCode = status;
   if (status === 405) res.setHeader('allow', 'POST');
+  if (retryAfter !== undefined) res.setHeader('retry-after', String(retryAfter));
   if (body !== null) res.setHeader('content-type', 'text/plain; charset=utf-8');
   // A body we did not read (rejected on its header, or over the cap) would otherwise be read to its end by
   // node:http to keep the connection alive: close it instead.

@@ -6,15 +6,13 @@ import { nodeCrypto } from './crypto-node.js';
 import { createHandlerWith, type WebhookHandler, type WebhookHandlerOptions } from './handler.js';
 
 export * from './verifier-node.js';
-export { webhookDedupeKey, type WebhookDedupe } from './dedupe.js';
-export type { WebhookErrorContext, WebhookEventHandlers, WebhookHandler, WebhookHandlerOptions } from './handler.js';
-export type { NodeWebhookRequest, NodeWebhookResponse } from './handler-node.js';
+export * from './handler-public.js';
 
 /**
  * A ready-to-mount webhook endpoint: verifies each delivery (header and timestamp before the body, the body
- * read raw up to `maxBodyBytes`), drops duplicates (`dedupe`), runs the handler typed for its event, and
- * answers 204 / 400 with the reason / 500 so the service retries / 405. Adapters: `.fetch(request)` and
- * `.node(req, res)`.
+ * read raw up to `maxBodyBytes`), claims the event (`dedupe`), runs the handler typed for its event within
+ * `handlerTimeoutMs`, and answers 204 / 503 while it is in flight elsewhere / 400 with the reason / 500 so the
+ * service retries / 405. Adapters: `.fetch(request)` and `.node(req, res)`.
  *
  * @example
  * const webhooks = createWebhookHandler({

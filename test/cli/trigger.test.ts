@@ -8,8 +8,11 @@ import { runCli } from '../support/processes.js';
 const SECRET = 'whsec_trigger_test';
 const STACK = /^\s+at /m;
 
-/** A receiver answering `status` after verifying with the SDK (default options), or never answering. */
-async function receiver(status: number | 'hang'): Promise<{ url: string; events: WebhookEvent[]; errors: string[]; server: Server }> {
+/** A receiver answering `status` (with `answer` as its body) after verifying with the SDK, or never answering. */
+async function receiver(
+  status: number | 'hang',
+  answer = 'invalid payload: missing field "foo"',
+): Promise<{ url: string; events: WebhookEvent[]; errors: string[]; server: Server }> {
   const events: WebhookEvent[] = [];
   const errors: string[] = [];
   const server = createServer((req, res) => {
@@ -22,7 +25,7 @@ async function receiver(status: number | 'hang'): Promise<{ url: string; events:
       } catch (error) {
         errors.push(String(error));
       }
-      res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 204 ? undefined : 'invalid payload: missing field "foo"');
+      res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(status === 204 ? undefined : answer);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -68,6 +71,25 @@ describe('postsched trigger', () => {
     expect(code).toBe(1);
     expect(stdout).toMatch(/✘ 400 Bad Request in \d+ ms\ninvalid payload: missing field "foo"\n$/);
     expect(stderr).toBe('The receiver did not accept the delivery (HTTP 400); the service would retry it.\n');
+  });
+
+  it('shows an answer that holds terminal escapes with every control character escaped', async () => {
+    const hostile = [
+      '\u001b[2J\u001b[H', // clear the screen, cursor home
+      '\u001b]52;c;ZWNobyBwd25lZA==\u0007', // OSC 52: write the clipboard, ended by BEL
+      '\u009b31m', // C1 CSI: red text
+      '\u0007', // BEL
+      'line\r\nforged: ok',
+      ` echoed ${SECRET}`,
+    ].join('');
+    const r = await receiver(500, hostile);
+    server = r.server;
+    const { code, stdout } = await runCli(['trigger', 'post.failed', '--to', r.url, '--secret', SECRET]);
+    expect(code).toBe(1);
+    expect(stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/); // no control character but the line ends
+    expect(stdout.split('\n').at(-2)).toBe(
+      '\\u001b[2J\\u001b[H\\u001b]52;c;ZWNobyBwd25lZA==\\u0007\\u009b31m\\u0007line\\r\\nforged: ok echoed [redacted]',
+    );
   });
 
   it('exits 1 with one line when nothing listens there, or nothing answers in time', async () => {

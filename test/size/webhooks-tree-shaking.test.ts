@@ -23,7 +23,7 @@ async function bundle(names: string[], from: string): Promise<string> {
 }
 
 /** Strings only the handler has: its answers and its dedupe store. */
-const HANDLER_MARKERS = ['method_not_allowed', 'server_error', 'req.body was parsed'];
+const HANDLER_MARKERS = ['method_not_allowed', 'server_error', 'req.body was parsed', 'in_flight', 'handlerTimeoutMs'];
 
 describe('tree-shaking of @postsched/sdk/webhooks', () => {
   it('the verifier alone is byte for byte what it is without the handler in the entry', async () => {

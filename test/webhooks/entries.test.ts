@@ -16,6 +16,7 @@ describe('webhook entry points', () => {
       'DEFAULT_WEBHOOK_TOLERANCE_SECONDS',
       'WEBHOOK_EVENT_TYPES',
       'WEBHOOK_SIGNATURE_HEADER',
+      'WebhookTimeoutError',
       'WebhookVerificationError',
       'createWebhookHandler',
       'signWebhook',
@@ -25,6 +26,8 @@ describe('webhook entry points', () => {
     ]);
     // One error class, so `instanceof` works whichever entry threw.
     expect(web.WebhookVerificationError).toBe(node.WebhookVerificationError);
+    expect(web.WebhookTimeoutError).toBe(node.WebhookTimeoutError);
+    expect('WebhookTimeoutError' in main).toBe(false); // the handler's names stay out of the main entry
   });
 
   it('are reachable as @postsched/sdk/webhooks and from the main entry', () => {

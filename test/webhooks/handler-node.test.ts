@@ -102,6 +102,15 @@ describe.each(backends)('createWebhookHandler().node ($name)', ({ api }) => {
     expect(calls).toBe(2);
   });
 
+  it('answers 503 in_flight with Retry-After (handlerTimeoutMs in seconds) while another instance handles the event', async () => {
+    const handled = vi.fn();
+    const webhooks = make({ handlerTimeoutMs: 2_500, dedupe: { claim: () => 'in-flight', release: () => {} }, on: { 'post.published': handled } });
+    const { url } = await serve(webhooks.node);
+    const busy = await deliver(url);
+    expect([busy.status, busy.headers.get('retry-after'), await busy.text()]).toEqual([503, '3', 'in_flight']);
+    expect(handled).not.toHaveBeenCalled();
+  });
+
   it('answers 400 with the reason to a forged delivery and runs nothing', async () => {
     const handled = vi.fn();
     const { url } = await serve(make({ on: { 'post.published': handled } }).node);

@@ -1,0 +1,189 @@
+/**
+ * The part of `createWebhookHandler` that makes an event's handler succeed once across a fleet: claim the event
+ * in the dedupe store, run the handler within `handlerTimeoutMs`, then mark it done or give the claim back.
+ * In flight is not done (assumptions.md "Webhook retries, time-outs, expected status"): a duplicate that arrives
+ * while the event is being handled gets a retryable 503, never a 2xx, so a first run that then fails is retried.
+ */
+import { PostSchedError } from '../base-error.js';
+import {
+  instantOf,
+  memoryDedupe,
+  webhookDedupeKey,
+  type WebhookClaim,
+  type WebhookClaimContext,
+  type WebhookDedupe,
+  type WebhookDedupeStore,
+} from './dedupe.js';
+import type { WebhookEvent } from './event.js';
+import type { Answer, WebhookErrorContext, WebhookHandlerContext } from './handler.js';
+import { timeBound } from './time-bound.js';
+import { WebhookTimeoutError, type WebhookTimedStep } from './timeout-error.js';
+
+/** The time bounds and the store, as `WebhookHandlerOptions` gives them. */
+export interface HandleOnceOptions {
+  dedupe?: WebhookDedupe | false | undefined;
+  handlerTimeoutMs?: number | undefined;
+  inFlightTtlMs?: number | undefined;
+  dedupeTimeoutMs?: number | undefined;
+}
+
+/** A handler as the core runs it, whatever event it is typed for. */
+export type RunHandler = (event: WebhookEvent, context: WebhookHandlerContext) => unknown;
+
+/** Under the time-outs of common senders (GitHub 10 s, Shopify 5 s, Stripe 20 s): our 500 comes first. */
+export const DEFAULT_HANDLER_TIMEOUT_MS = 10_000;
+/** Each dedupe store call; a store slower than this is down for webhook purposes. */
+export const DEFAULT_DEDUPE_TIMEOUT_MS = 5_000;
+/** Above a handler's whole time (10 s) plus its two store calls (2 × 5 s), so a live holder never loses its claim. */
+export const DEFAULT_IN_FLIGHT_TTL_MS = 30_000;
+
+/** How many runs of the same event in this process a delivery waits for before answering 503 instead. */
+const MAX_LOCAL_WAITS = 2;
+
+/** The answer once the event is handled (or has no handler). */
+export const ok: Answer = { status: 204, body: null };
+
+/** Returns `once(event, run)`: the answer to a verified event, its handler run at most once at a time. */
+export function handleOnce(
+  options: HandleOnceOptions,
+  report: (error: unknown, context: WebhookErrorContext) => Promise<void>,
+): (event: WebhookEvent, run: RunHandler) => Promise<Answer> {
+  const handlerTimeoutMs = milliseconds(options.handlerTimeoutMs, DEFAULT_HANDLER_TIMEOUT_MS, 'handlerTimeoutMs');
+  const dedupeTimeoutMs = milliseconds(options.dedupeTimeoutMs, DEFAULT_DEDUPE_TIMEOUT_MS, 'dedupeTimeoutMs');
+  const inFlightTtlMs = milliseconds(options.inFlightTtlMs, DEFAULT_IN_FLIGHT_TTL_MS, 'inFlightTtlMs');
+  if (inFlightTtlMs <= handlerTimeoutMs + 2 * dedupeTimeoutMs) {
+    // Else a live, slow holder could lose its claim and a duplicate run the handler beside it.
+    throw new PostSchedError(
+      `inFlightTtlMs (${inFlightTtlMs}) must be longer than handlerTimeoutMs + 2 × dedupeTimeoutMs (${handlerTimeoutMs + 2 * dedupeTimeoutMs})`,
+    );
+  }
+  const store = toStore(options.dedupe);
+  // By then the run in flight has finished or timed out: the retry finds it done, or runs it.
+  const inFlight: Answer = { status: 503, body: 'in_flight', retryAfter: Math.ceil(handlerTimeoutMs / 1000) };
+  /**
+   * Events being handled in this process, by key. A duplicate here waits for the outcome instead of a 503; the
+   * promise it waits on is made only then, so a delivery without duplicates allocates none.
+   */
+  const running = new Map<string, { done?: Promise<void>; settle?: () => void }>();
+
+  const call = <T>(step: WebhookTimedStep, work: () => T) =>
+    timeBound(work, dedupeTimeoutMs, () => new WebhookTimeoutError(step, dedupeTimeoutMs));
+  /** A store call whose outcome nobody waits for (a give-back after a failed claim, a late done mark). */
+  const quietly = (step: WebhookTimedStep, work: () => unknown) => void (async () => call(step, work))().catch(() => {});
+
+  /**
+   * Runs the handler within `handlerTimeoutMs`. Past it, aborts its signal (made only when the handler reads it)
+   * and, if it finishes after all, calls `late`.
+   */
+  async function run(event: WebhookEvent, handler: RunHandler, stale: boolean, late?: () => void): Promise<void> {
+    let controller: AbortController | undefined;
+    let work: unknown;
+    let timedOut = false;
+    const context: WebhookHandlerContext = {
+      stale,
+      get signal() {
+        return (controller ??= new AbortController()).signal;
+      },
+    };
+    try {
+      await timeBound(
+        () => (work = handler(event, context)),
+        handlerTimeoutMs,
+        () => ((timedOut = true), new WebhookTimeoutError('handler', handlerTimeoutMs)),
+      );
+    } catch (error) {
+      if (timedOut) {
+        (controller ??= new AbortController()).abort(error);
+        (work as Promise<unknown>).then(late, () => {});
+      }
+      throw error;
+    }
+  }
+
+  /** Gives the claim back (the handler failed or timed out): the service's retry then runs the handler. */
+  async function giveBack(key: string, context: WebhookClaimContext, event: WebhookEvent): Promise<void> {
+    if (store?.release === undefined) return;
+    try {
+      await call('release', () => store.release!(key, context));
+    } catch (error) {
+      // The claim stays until it expires (inFlightTtlMs); until then retries are answered 503.
+      await report(error, { status: 500, event });
+    }
+  }
+
+  return async function once(event, handler) {
+    const key = store === undefined ? undefined : webhookDedupeKey(event);
+    if (key === undefined) {
+      await run(event, handler, false);
+      return ok;
+    }
+    for (let waits = 0, entry = running.get(key); entry !== undefined && waits < MAX_LOCAL_WAITS; waits++, entry = running.get(key)) {
+      await (entry.done ??= new Promise((resolve) => (entry!.settle = resolve)));
+    }
+    if (running.has(key)) return inFlight;
+    const entry: { done?: Promise<void>; settle?: () => void } = {};
+    running.set(key, entry);
+    const context: WebhookClaimContext = {
+      postId: event.data.id as string,
+      createdAt: instantOf(event.created_at),
+      ttlMs: inFlightTtlMs,
+      claimId: crypto.randomUUID(),
+    };
+    try {
+      let claim: WebhookClaim;
+      try {
+        claim = toClaim(await call('claim', () => store!.claim(key, context)));
+      } catch (error) {
+        // A claim that landed all the same (after a time-out) would block the event until it expires: take it back.
+        quietly('release', () => store!.release?.(key, context));
+        throw error;
+      }
+      if (claim.state !== 'new') return claim.state === 'done' ? ok : inFlight;
+      const complete = () => store!.complete?.(key, context);
+      try {
+        // Finished after its time-out: it was handled after all, so the next duplicate need not run it again.
+        await run(event, handler, claim.stale === true, () => quietly('complete', complete));
+      } catch (error) {
+        await giveBack(key, context, event);
+        throw error;
+      }
+      try {
+        await call('complete', complete);
+      } catch (error) {
+        // Handled, so 2xx; not marked done, so its claim expires and a duplicate after that may run it again.
+        await report(error, { status: 204, event });
+      }
+      return ok;
+    } finally {
+      running.delete(key);
+      entry.settle?.();
+    }
+  };
+}
+
+/** The store to call, or `undefined` for `dedupe: false`. Methods are called on the store (`this` kept). */
+function toStore(dedupe: WebhookDedupe | false | undefined): Partial<WebhookDedupeStore> & Pick<WebhookDedupeStore, 'claim'> | undefined {
+  if (dedupe === false) return undefined;
+  if (dedupe === undefined) return memoryDedupe();
+  if (typeof dedupe === 'function') return { claim: dedupe };
+  if (typeof dedupe?.claim !== 'function') {
+    throw new PostSchedError('dedupe must be a store ({ claim, release, complete }), a claim function, or false');
+  }
+  return dedupe;
+}
+
+const STATES: readonly unknown[] = ['new', 'in-flight', 'done'];
+
+/** What `claim()` answered, as a `WebhookClaim`; a boolean (the first form of the contract): `true` new, `false` done. */
+function toClaim(result: unknown): WebhookClaim {
+  const claim = typeof result === 'object' && result !== null ? (result as WebhookClaim) : { state: result };
+  if (STATES.includes(claim.state)) return claim as WebhookClaim;
+  if (claim !== result) return { state: result ? 'new' : 'done' };
+  throw new PostSchedError("dedupe claim() answered a state other than 'new', 'in-flight', 'done'");
+}
+
+function milliseconds(value: unknown, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || (value as number) < 1) throw new PostSchedError(`${name} must be a whole number of milliseconds ≥ 1`);
+  return value as number;
+}

@@ -1,0 +1,24 @@
+/** One time bound for every step of handling a delivery that the SDK does not control: a handler, a store call. */
+
+/**
+ * `work()`'s result, or a rejection with `timedOut()` once `ms` have passed, whichever comes first. The work is
+ * not stopped (JavaScript cannot stop it): a result that comes later is dropped. A result that is not a promise
+ * (an in-memory store, a synchronous handler) is returned as it is, with no timer; a synchronous throw is thrown.
+ */
+export function timeBound<T>(work: () => T, ms: number, timedOut: () => Error): T | Promise<Awaited<T>> {
+  const result = work();
+  if (typeof (result as PromiseLike<unknown> | null)?.then !== 'function') return result;
+  return new Promise<Awaited<T>>((resolve, reject) => {
+    const timer = setTimeout(() => reject(timedOut()), ms);
+    (result as PromiseLike<Awaited<T>>).then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}

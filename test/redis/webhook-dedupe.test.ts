@@ -1,0 +1,265 @@
+/**
+ * RedisWebhookDedupe against a real redis-server (ioredis and node-redis) and a real 3-master Redis Cluster
+ * (ioredis Cluster): each transition, its expiry, the newest created_at per post, atomic claims, and what the
+ * webhook handler answers when Redis fails, hangs or loses its data.
+ */
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { RedisWebhookDedupe, WebhookDedupeUnavailableError, type RedisClientLike } from '@postsched/sdk/redis';
+import { createWebhookHandler, signWebhook, type WebhookClaimContext } from '@postsched/sdk/webhooks';
+import { type RedisCluster, startRedisCluster } from './redis-server.js';
+import { CLIENT_KINDS, type TestClient } from './redis-clients.js';
+import { type RedisServer, startRedisServer } from './redis-server.js';
+
+const SECRET = 'whsec_redis_dedupe';
+const KEY = '["post.published","post_1","2024-05-01T12:05:00Z"]';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** What Redis Cluster hashes of a key: the text between the first `{` and the next `}` when not empty, else all. */
+function hashTag(key: string): string {
+  const open = key.indexOf('{');
+  const close = open === -1 ? -1 : key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : key;
+}
+
+function context(claimId: string, createdAt: number | undefined = 1_000, postId = 'post_1', ttlMs = 10_000): WebhookClaimContext {
+  return { postId, createdAt, ttlMs, claimId };
+}
+
+let server: RedisServer;
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+/** The store's behaviour, the same on every client; `prefix` keeps the runs apart on one server. */
+function transitions(connect: () => Promise<{ client: RedisClientLike; close(): Promise<void> | void }>) {
+  let client: RedisClientLike;
+  let close: () => Promise<void> | void;
+  beforeAll(async () => ({ client, close } = await connect()));
+  afterAll(async () => {
+    await close?.();
+  });
+  const store = (options: { doneTtlMs?: number } = {}) => new RedisWebhookDedupe({ redis: client, prefix: `t:${crypto.randomUUID()}`, ...options });
+
+  it('goes new → in-flight → done; release gives back only the holder’s claim, never a done mark', async () => {
+    const dedupe = store();
+    expect(await dedupe.claim(KEY, context('a'))).toEqual({ state: 'new' });
+    expect(await dedupe.claim(KEY, context('b'))).toEqual({ state: 'in-flight' });
+    await dedupe.release(KEY, context('b')); // not the holder
+    expect(await dedupe.claim(KEY, context('b'))).toEqual({ state: 'in-flight' });
+    await dedupe.release(KEY, context('a'));
+    expect(await dedupe.claim(KEY, context('c'))).toEqual({ state: 'new' });
+    await dedupe.complete(KEY, context('c'));
+    await dedupe.release(KEY, context('c'));
+    expect(await dedupe.claim(KEY, context('d'))).toEqual({ state: 'done' });
+  });
+
+  it('expires a claim whose holder died after its ttlMs, and a done mark after doneTtlMs', async () => {
+    const dedupe = store({ doneTtlMs: 150 });
+    await dedupe.claim(KEY, context('dead', 1_000, 'post_1', 150));
+    expect(await dedupe.claim(KEY, context('b'))).toEqual({ state: 'in-flight' });
+    await sleep(300);
+    expect(await dedupe.claim(KEY, context('c'))).toEqual({ state: 'new' });
+    await dedupe.complete(KEY, context('c'));
+    expect(await dedupe.claim(KEY, context('d'))).toEqual({ state: 'done' });
+    await sleep(300);
+    expect(await dedupe.claim(KEY, context('e'))).toEqual({ state: 'new' });
+  });
+
+  it('keeps the newest created_at handled per post: a later-handled older event is stale, the newest never moves down', async () => {
+    const dedupe = store();
+    const event = (name: string) => `["${name}","post_1"]`;
+    await dedupe.claim(event('published'), context('a', 2_000.5));
+    expect(await dedupe.claim(event('scheduled'), context('b', 1_000))).toEqual({ state: 'new' }); // published not done yet
+    await dedupe.complete(event('published'), context('a', 2_000.5));
+    expect(await dedupe.claim(event('failed'), context('c', 2_000.25))).toEqual({ state: 'new', stale: true });
+    await dedupe.complete(event('failed'), context('c', 2_000.25)); // older: the newest stays 2000.5
+    expect(await dedupe.claim(event('deleted'), context('d', 2_000.375))).toEqual({ state: 'new', stale: true });
+    expect(await dedupe.claim(event('x'), context('e', 2_000.5))).toEqual({ state: 'new' }); // the same instant is not later
+    expect(await dedupe.claim(event('y'), { ...context('f'), createdAt: undefined })).toEqual({ state: 'new' }); // no instant: never stale
+    expect(await dedupe.claim(event('z'), context('g', 1, 'post_2'))).toEqual({ state: 'new' }); // another post
+  });
+
+  it('answers each of 100 concurrent calls on 25 events of 5 posts for its own event (calls made together go as one script)', async () => {
+    const dedupe = store();
+    const calls = Array.from({ length: 100 }, (_, i) => ({ key: `["e",${i % 25}]`, context: context(`c${i}`, i % 25, `post_${i % 5}`) }));
+    const first = await Promise.all(calls.map(({ key, context }) => dedupe.claim(key, context)));
+    expect(first.slice(0, 25).map((a) => a.state)).toEqual(Array(25).fill('new'));
+    expect(first.slice(25).map((a) => a.state)).toEqual(Array(75).fill('in-flight'));
+    await Promise.all(calls.slice(0, 25).map(({ key, context }) => dedupe.complete(key, context)));
+    const again = await Promise.all(calls.map(({ key, context }) => dedupe.claim(key, { ...context, claimId: 'late' })));
+    expect(again.map((a) => a.state)).toEqual(Array(100).fill('done'));
+    // post_4's newest handled created_at is 24 (its events: 4, 9, 14, 19, 24): one created at 19 is stale.
+    expect(await dedupe.claim('["old"]', context('o', 19, 'post_4'))).toEqual({ state: 'new', stale: true });
+    expect(await dedupe.claim('["new"]', context('n', 24, 'post_4'))).toEqual({ state: 'new' });
+  });
+
+  it('gives one claim of an event to exactly one of 50 concurrent callers', async () => {
+    const dedupe = store();
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => dedupe.claim(KEY, context(`c${i}`))));
+    expect(answers.filter((a) => a.state === 'new')).toHaveLength(1);
+    expect(answers.filter((a) => a.state === 'in-flight')).toHaveLength(49);
+  });
+}
+
+describe.each(CLIENT_KINDS)('RedisWebhookDedupe ($name)', (kind) => {
+  let test: TestClient;
+  transitions(async () => {
+    test = await kind.connect(server.url);
+    return { client: test.client, close: () => test.close() };
+  });
+
+  it('keeps each post’s keys in one hash tag, whatever its id holds', async () => {
+    const prefix = `tags:${crypto.randomUUID()}`;
+    const dedupe = new RedisWebhookDedupe({ redis: test.client, prefix });
+    for (const postId of ['post_1', '', '}', '{x}', 'a}b{c']) {
+      const key = JSON.stringify(['post.published', postId, '2024-05-01T12:00:00Z']);
+      await dedupe.claim(key, context('a', 5, postId));
+      await dedupe.complete(key, context('a', 5, postId));
+      const eventKey = `${prefix}:{post:${postId}}:${key}`;
+      const newestKey = `${prefix}:{post:${postId}}:newest`;
+      expect(await test.raw('GET', eventKey)).toBe('done');
+      expect(await test.raw('GET', newestKey)).toBe('5');
+      expect(hashTag(eventKey)).toBe(hashTag(newestKey));
+    }
+  });
+
+  it('refuses a bad client or option with a ValidationError naming it', () => {
+    expect(() => new RedisWebhookDedupe({ redis: {} as RedisClientLike })).toThrow(/`redis` must be an ioredis client/);
+    expect(() => new RedisWebhookDedupe({ redis: test.client, doneTtlMs: 0 })).toThrow(/`doneTtlMs` must be an integer/);
+    expect(() => new RedisWebhookDedupe({ redis: test.client, prefix: '' })).toThrow(/`prefix`/);
+  });
+});
+
+describe('RedisWebhookDedupe on a Redis Cluster (ioredis Cluster)', () => {
+  let cluster: RedisCluster;
+  let redis: Cluster;
+  beforeAll(async () => {
+    cluster = await startRedisCluster();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+  transitions(async () => {
+    redis = new Cluster(cluster.nodes);
+    return { client: redis, close: () => redis.disconnect() };
+  });
+
+  it('spreads posts over the masters, each post’s keys in one slot', async () => {
+    const dedupe = new RedisWebhookDedupe({ redis, prefix: 'spread' });
+    const slots = new Set<number>();
+    for (let i = 0; i < 30; i++) {
+      const postId = `post_${i}`;
+      const key = JSON.stringify(['post.published', postId, 'c']);
+      expect(await dedupe.claim(key, context('a', 1, postId))).toEqual({ state: 'new' });
+      await dedupe.complete(key, context('a', 1, postId));
+      const [eventSlot, newestSlot] = await Promise.all(
+        [`spread:{post:${postId}}:${key}`, `spread:{post:${postId}}:newest`].map((k) => redis.call('CLUSTER', 'KEYSLOT', k) as Promise<number>),
+      );
+      expect(eventSlot).toBe(newestSlot);
+      slots.add(Math.floor(eventSlot! / 5461));
+    }
+    expect(slots.size).toBe(3); // every master holds some
+  });
+});
+
+describe('createWebhookHandler with RedisWebhookDedupe when Redis fails', () => {
+  const body = JSON.stringify({
+    event: 'post.published',
+    created_at: '2024-05-01T12:05:00Z',
+    data: { id: 'post_1', account_ids: ['acc_1'], published_at: '2024-05-01T12:05:00Z' },
+  });
+  async function delivery(): Promise<Request> {
+    return new Request('http://127.0.0.1/webhooks', { method: 'POST', body, headers: { 'x-service-signature': await signWebhook({ body, secret: SECRET }) } });
+  }
+  /** A handler counting its successes, on `redis` (`commandTimeoutMs` short, so a dead Redis fails fast). */
+  function counting(redis: RedisClientLike, prefix: string, onError: (error: unknown) => void = () => {}) {
+    const counted = { succeeded: 0 };
+    const webhooks = createWebhookHandler({
+      handlerTimeoutMs: 200,
+      dedupeTimeoutMs: 1_000,
+      inFlightTtlMs: 5_000,
+      secret: SECRET,
+      dedupe: new RedisWebhookDedupe({ redis, prefix, commandTimeoutMs: 150 }),
+      onError,
+      on: { 'post.published': () => void counted.succeeded++ },
+    });
+    return { webhooks, counted };
+  }
+
+  it.each(CLIENT_KINDS)('answers 500 and runs nothing while Redis hangs (CLIENT PAUSE), then runs the retry ($name)', async (kind) => {
+    const test = await kind.connect(server.url);
+    const admin = await kind.connect(server.url);
+    try {
+      const onError = vi.fn();
+      const { webhooks, counted } = counting(test.client, `pause:${crypto.randomUUID()}`, onError);
+      await admin.raw('CLIENT', 'PAUSE', '600', 'ALL');
+      const answer = await webhooks.fetch(await delivery());
+      expect(answer.status).toBe(500);
+      expect(counted.succeeded).toBe(0);
+      const [error] = onError.mock.calls[0]!;
+      expect(error).toBeInstanceOf(WebhookDedupeUnavailableError);
+      expect(error).toMatchObject({ code: 'redis_timeout', operation: 'claim', timeoutMs: 150 });
+      expect(String((error as Error).message)).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/); // no claim id
+      // Once Redis answers again, the claim that landed late was given back: the retry runs at once.
+      await vi.waitFor(async () => expect((await webhooks.fetch(await delivery())).status).toBe(204), { timeout: 5_000, interval: 100 });
+      expect(counted.succeeded).toBe(1);
+    } finally {
+      await test.close();
+      await admin.close();
+    }
+  });
+
+  it('answers 500 with a typed error, never 2xx, while Redis is down', async () => {
+    const own = await startRedisServer();
+    const redis = new Redis(own.url, { maxRetriesPerRequest: 1 });
+    redis.on('error', () => {});
+    try {
+      const onError = vi.fn();
+      const { webhooks, counted } = counting(redis, 'down', onError);
+      await own.stop();
+      for (let i = 0; i < 3; i++) expect((await webhooks.fetch(await delivery())).status).toBe(500);
+      expect(counted.succeeded).toBe(0);
+      expect(onError.mock.calls.every(([error]) => error instanceof WebhookDedupeUnavailableError)).toBe(true);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it.each(['the handler succeeds', 'the handler fails once'] as const)(
+    'loses no event when Redis loses its data (FLUSHALL) mid-handler: %s',
+    async (outcome) => {
+      const test = await CLIENT_KINDS[0]!.connect(server.url);
+      try {
+        const dedupe = new RedisWebhookDedupe({ redis: test.client, prefix: `flush:${crypto.randomUUID()}` });
+        let runs = 0;
+        let succeeded = 0;
+        const webhooks = createWebhookHandler({
+          secret: SECRET,
+          dedupe,
+          onError: () => {},
+          on: {
+            'post.published': async () => {
+              runs += 1;
+              await test.raw('FLUSHALL');
+              if (outcome === 'the handler fails once' && runs === 1) throw new Error('queue down');
+              succeeded += 1;
+            },
+          },
+        });
+        const statuses: number[] = [];
+        for (let attempt = 0; attempt < 5 && statuses.at(-1) !== 204; attempt++) statuses.push((await webhooks.fetch(await delivery())).status);
+        expect(statuses).toEqual(outcome === 'the handler succeeds' ? [204] : [500, 204]);
+        expect(succeeded).toBe(1);
+        // The done mark was written after the flush: a later duplicate is still recognized.
+        expect((await webhooks.fetch(await delivery())).status).toBe(204);
+        expect(runs).toBe(outcome === 'the handler succeeds' ? 1 : 2);
+      } finally {
+        await test.close();
+      }
+    },
+  );
+});

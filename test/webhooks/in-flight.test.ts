@@ -1,0 +1,425 @@
+/**
+ * createWebhookHandler across retries and instances, in one process: in flight is not done (a duplicate is never
+ * answered 2xx before the event's handler succeeded), claims that expire, time bounds on the handler and on
+ * every dedupe-store call, and `{ stale }` for events of one post that arrive out of order. Two handlers sharing
+ * one store stand for two instances; the real fleet (processes, Redis) is fleet.test.ts.
+ */
+import fc from 'fast-check';
+import { describe, expect, it, vi } from 'vitest';
+import { memoryDedupe, type WebhookClaimContext, type WebhookDedupeStore } from '../../src/webhooks/dedupe.js';
+import { NOW, SECRET, T, backends, header } from './backends.js';
+
+const URL_ = 'https://app.example/webhooks/postsched';
+
+function body(event: string, createdAt: string, id: string | null = 'post_1'): string {
+  const data = { ...(id === null ? {} : { id }), account_ids: ['acc_1'], published_at: createdAt };
+  return JSON.stringify({ event, created_at: createdAt, data });
+}
+const published = body('post.published', '2024-05-01T12:05:00Z');
+
+function delivery(text = published, t = T): Request {
+  return new Request(URL_, { method: 'POST', body: text, headers: { 'x-service-signature': header(SECRET, t, text) } });
+}
+
+/** A promise and the functions that settle it, for handlers the test finishes by hand. */
+function gate() {
+  let open!: () => void;
+  let fail!: (error: Error) => void;
+  const promise = new Promise<void>((resolve, reject) => ((open = resolve), (fail = reject)));
+  return { promise, open, fail };
+}
+
+/** Whether `promise` settles within a while (long enough for a delivery to be verified and claimed). */
+const settled = async (promise: Promise<unknown>) => {
+  let done = false;
+  void promise.then(() => (done = true));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  return done;
+};
+
+const hang = () => new Promise<never>(() => {});
+
+describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) => {
+  const { createWebhookHandler, WebhookTimeoutError } = api;
+  type Options = Parameters<typeof createWebhookHandler>[0];
+  const make = (options: Partial<Options> = {}) =>
+    createWebhookHandler({ secret: SECRET, now: NOW, on: {}, onError: () => {}, ...options });
+
+  describe('in flight is not done', () => {
+    it('answers a duplicate that arrives mid-run only once that run succeeded, and runs the handler once', async () => {
+      const first = gate();
+      const handled = vi.fn(() => first.promise);
+      const webhooks = make({ on: { 'post.published': handled } });
+      const one = webhooks.fetch(delivery());
+      await vi.waitFor(() => expect(handled).toHaveBeenCalledOnce());
+      const two = webhooks.fetch(delivery(published, T + 30));
+      expect(await settled(two)).toBe(false); // not a 2xx while the outcome is unknown
+      first.open();
+      expect((await one).status).toBe(204);
+      expect((await two).status).toBe(204);
+      expect(handled).toHaveBeenCalledOnce();
+    });
+
+    it('runs the handler for a duplicate that arrived mid-run when that run fails: the event is not lost', async () => {
+      const first = gate();
+      const succeeded: string[] = [];
+      let runs = 0;
+      const webhooks = make({
+        on: {
+          'post.published': async (event) => {
+            if (++runs === 1) await first.promise;
+            succeeded.push(event.data.id);
+          },
+        },
+      });
+      const one = webhooks.fetch(delivery());
+      await vi.waitFor(() => expect(runs).toBe(1));
+      const two = webhooks.fetch(delivery(published, T + 30));
+      expect(await settled(two)).toBe(false); // it reached the claim while the first run was in flight
+      first.fail(new Error('queue unavailable'));
+      expect((await one).status).toBe(500);
+      expect((await two).status).toBe(204);
+      expect(succeeded).toEqual(['post_1']);
+    });
+
+    it('answers 503 in_flight with Retry-After at another instance, and runs the retry there once the first failed', async () => {
+      const store = memoryDedupe();
+      const first = gate();
+      const onError = vi.fn();
+      let startedAtA = false;
+      const a = make({ dedupe: store, on: { 'post.published': () => ((startedAtA = true), first.promise) } });
+      const handledByB = vi.fn();
+      const b = make({ dedupe: store, onError, on: { 'post.published': handledByB } });
+
+      const atA = a.fetch(delivery());
+      await vi.waitFor(() => expect(startedAtA).toBe(true));
+      const busy = await b.fetch(delivery(published, T + 30));
+      expect(busy.status).toBe(503);
+      expect(await busy.text()).toBe('in_flight');
+      expect(busy.headers.get('retry-after')).toBe('10'); // handlerTimeoutMs: by then the first run is over
+      expect(onError).not.toHaveBeenCalled(); // expected traffic, not an error
+      expect(handledByB).not.toHaveBeenCalled();
+
+      first.fail(new Error('boom'));
+      expect((await atA).status).toBe(500);
+      expect((await b.fetch(delivery(published, T + 90))).status).toBe(204);
+      expect(handledByB).toHaveBeenCalledOnce();
+      expect((await a.fetch(delivery(published, T + 120))).status).toBe(204); // done now, for every instance
+      expect(handledByB).toHaveBeenCalledOnce();
+    });
+
+    it('runs the event once the claim of an instance that died mid-handler expires (inFlightTtlMs)', async () => {
+      let clock = 0;
+      const store = memoryDedupe(100, () => clock);
+      const key = '["post.published","post_1","2024-05-01T12:05:00Z"]';
+      // The dead instance's claim: taken, never completed nor released.
+      await store.claim(key, { postId: 'post_1', createdAt: undefined, ttlMs: 30_000, claimId: 'dead' });
+      const handled = vi.fn();
+      const webhooks = make({ dedupe: store, on: { 'post.published': handled } });
+      clock = 29_999;
+      expect((await webhooks.fetch(delivery())).status).toBe(503);
+      clock = 30_000;
+      expect((await webhooks.fetch(delivery())).status).toBe(204);
+      expect(handled).toHaveBeenCalledOnce();
+    });
+
+    it('keeps a store that answers booleans working: true runs the handler, false is done', async () => {
+      const seen = new Set<string>();
+      const handled = vi.fn();
+      const webhooks = make({ dedupe: (key) => !seen.has(key) && Boolean(seen.add(key)), on: { 'post.published': handled } });
+      expect((await webhooks.fetch(delivery())).status).toBe(204);
+      expect((await webhooks.fetch(delivery())).status).toBe(204);
+      expect(handled).toHaveBeenCalledOnce();
+    });
+  });
+
+  describe('time bounds', () => {
+    const fast = { handlerTimeoutMs: 40, dedupeTimeoutMs: 20, inFlightTtlMs: 1_000 };
+
+    it('answers 500 to a handler that hangs, aborts its signal, reports WebhookTimeoutError, and runs the retry', async () => {
+      const onError = vi.fn();
+      const signals: AbortSignal[] = [];
+      let runs = 0;
+      const webhooks = make({
+        ...fast,
+        onError,
+        on: {
+          'post.published': (_event, { signal }) => {
+            signals.push(signal);
+            if (++runs === 1) return hang();
+          },
+        },
+      });
+      const answer = await webhooks.fetch(delivery());
+      expect(answer.status).toBe(500);
+      const [error, context] = onError.mock.calls[0]!;
+      expect(error).toBeInstanceOf(WebhookTimeoutError);
+      expect(error).toMatchObject({ reason: 'handler_timeout', code: 'handler_timeout', step: 'handler', timeoutMs: 40 });
+      expect(context).toMatchObject({ status: 500, event: { event: 'post.published' } });
+      expect(signals[0]!.aborted).toBe(true);
+      expect(signals[0]!.reason).toBe(error);
+
+      expect((await webhooks.fetch(delivery(published, T + 60))).status).toBe(204); // the claim was given back
+      expect(runs).toBe(2);
+      expect(signals[1]!.aborted).toBe(false);
+    });
+
+    it('marks the event done when a handler that overran finishes after all', async () => {
+      const late = gate();
+      let runs = 0;
+      let finished = 0;
+      const webhooks = make({
+        ...fast,
+        on: {
+          'post.published': async () => {
+            runs += 1;
+            await late.promise;
+            finished += 1;
+          },
+        },
+      });
+      expect((await webhooks.fetch(delivery())).status).toBe(500);
+      late.open();
+      await vi.waitFor(() => expect(finished).toBe(1));
+      await vi.waitFor(async () => expect((await webhooks.fetch(delivery(published, T + 60))).status).toBe(204));
+      expect(runs).toBe(1);
+    });
+
+    /** A memory store whose `step` hangs or throws, counting calls. */
+    function faulty(step: keyof WebhookDedupeStore, fault: 'hang' | 'throw'): Required<WebhookDedupeStore> & { calls: string[] } {
+      const inner = memoryDedupe();
+      const calls: string[] = [];
+      const wrap =
+        (name: keyof WebhookDedupeStore) =>
+        (key: string, context: WebhookClaimContext): unknown => {
+          calls.push(name);
+          if (name !== step) return inner[name](key, context);
+          if (fault === 'hang') return hang();
+          throw new Error(`${name} failed`);
+        };
+      return { calls, claim: wrap('claim') as never, complete: wrap('complete'), release: wrap('release') };
+    }
+
+    it.each(['hang', 'throw'] as const)('answers 500 and runs nothing when claim() fails (%s), and gives back a claim that may have landed', async (fault) => {
+      const store = faulty('claim', fault);
+      const onError = vi.fn();
+      const handled = vi.fn();
+      const webhooks = make({ ...fast, dedupe: store, onError, on: { 'post.published': handled } });
+      expect((await webhooks.fetch(delivery())).status).toBe(500);
+      expect(handled).not.toHaveBeenCalled();
+      const [error, context] = onError.mock.calls[0]!;
+      if (fault === 'hang') {
+        expect(error).toMatchObject({ name: 'WebhookTimeoutError', reason: 'dedupe_timeout', step: 'claim', timeoutMs: 20 });
+      } else {
+        expect(error).toEqual(new Error('claim failed'));
+      }
+      await vi.waitFor(() => expect(store.calls).toEqual(['claim', 'release'])); // a claim that landed all the same is freed
+      expect(context).toMatchObject({ status: 500 });
+    });
+
+    it.each(['hang', 'throw'] as const)('answers 204 when only complete() fails (%s) after the handler finished, and reports it', async (fault) => {
+      const onError = vi.fn();
+      const handled = vi.fn();
+      const webhooks = make({ ...fast, dedupe: faulty('complete', fault), onError, on: { 'post.published': handled } });
+      expect((await webhooks.fetch(delivery())).status).toBe(204);
+      expect(handled).toHaveBeenCalledOnce();
+      expect(onError).toHaveBeenCalledOnce();
+      expect(onError.mock.calls[0]![1]).toMatchObject({ status: 204 });
+      if (fault === 'hang') expect(onError.mock.calls[0]![0]).toMatchObject({ reason: 'dedupe_timeout', step: 'complete' });
+    });
+
+    it.each(['hang', 'throw'] as const)('answers 500 when the handler failed and release() fails too (%s), reporting both', async (fault) => {
+      const onError = vi.fn();
+      const webhooks = make({
+        ...fast,
+        dedupe: faulty('release', fault),
+        onError,
+        on: {
+          'post.published': () => {
+            throw new Error('handler failed');
+          },
+        },
+      });
+      expect((await webhooks.fetch(delivery())).status).toBe(500);
+      expect(onError.mock.calls.map(([error]) => (error as Error).message)).toEqual([
+        fault === 'hang' ? expect.stringContaining('release() took over 20 ms') : 'release failed',
+        'handler failed',
+      ]);
+    });
+
+    it('answers 500 to a claim() answer that is not a state', async () => {
+      const onError = vi.fn();
+      const webhooks = make({ dedupe: { claim: () => ({ state: 'maybe' }) as never, release: () => {} }, onError, on: { 'post.published': () => {} } });
+      expect((await webhooks.fetch(delivery())).status).toBe(500);
+      expect(String(onError.mock.calls[0]![0])).toMatch(/a state other than 'new', 'in-flight', 'done'/);
+    });
+
+    it('never answers 2xx for an event whose handler did not succeed, whatever the store and the handler do', async () => {
+      type Fault = 'ok' | 'hang' | 'throw';
+      const fault = fc.constantFrom<Fault>('ok', 'ok', 'hang', 'throw');
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.record({ claim: fault, complete: fault, release: fault, handler: fc.constantFrom<Fault>('ok', 'ok', 'hang', 'throw') }), {
+            minLength: 1,
+            maxLength: 6,
+          }),
+          async (plan) => {
+            const inner = memoryDedupe();
+            let attempt = 0;
+            const faultOf = (name: 'claim' | 'complete' | 'release' | 'handler') => plan[Math.min(attempt, plan.length - 1)]![name];
+            const step =
+              (name: 'claim' | 'complete' | 'release') =>
+              (key: string, context: WebhookClaimContext): unknown => {
+                const what = faultOf(name);
+                if (what === 'hang') return hang();
+                if (what === 'throw') throw new Error(name);
+                return inner[name](key, context);
+              };
+            let succeeded = 0;
+            const webhooks = make({
+              handlerTimeoutMs: 5,
+              dedupeTimeoutMs: 2,
+              inFlightTtlMs: 20,
+              dedupe: { claim: step('claim') as never, complete: step('complete'), release: step('release') },
+              on: {
+                'post.published': async () => {
+                  const what = faultOf('handler');
+                  if (what === 'hang') return hang();
+                  if (what === 'throw') throw new Error('handler');
+                  succeeded += 1;
+                },
+              },
+            });
+            for (attempt = 0; attempt < plan.length; attempt++) {
+              const { status } = await webhooks.fetch(delivery(published, T + attempt));
+              if (status === 204) expect(succeeded).toBeGreaterThan(0);
+              else expect([500, 503]).toContain(status);
+            }
+          },
+        ),
+        { numRuns: 60 },
+      );
+    });
+
+    it('refuses time bounds that cannot hold when created', () => {
+      expect(() => make({ handlerTimeoutMs: 0 })).toThrow(/handlerTimeoutMs must be a whole number/);
+      expect(() => make({ dedupeTimeoutMs: 1.5 })).toThrow(/dedupeTimeoutMs/);
+      expect(() => make({ handlerTimeoutMs: 20_000 })).toThrow(/inFlightTtlMs \(30000\) must be longer than handlerTimeoutMs \+ 2 × dedupeTimeoutMs \(30000\)/);
+      expect(() => make({ handlerTimeoutMs: 20_000, inFlightTtlMs: 60_000 })).not.toThrow();
+    });
+  });
+
+  describe('order per post: { stale }', () => {
+    const scheduled = (createdAt: string, id: string | null = 'post_1') => body('post.scheduled', createdAt, id);
+
+    function recorder() {
+      const seen: string[] = [];
+      const record = (event: { event: string; created_at: string }, { stale }: { stale: boolean }) => {
+        seen.push(`${event.event} ${event.created_at}${stale ? ' stale' : ''}`);
+      };
+      return { seen, on: { 'post.published': record, 'post.scheduled': record, 'post.failed': record } };
+    }
+
+    it('marks a post.scheduled that arrives after the later post.published of the same post as stale, and answers 204', async () => {
+      const { seen, on } = recorder();
+      const webhooks = make({ on });
+      expect((await webhooks.fetch(delivery(published))).status).toBe(204);
+      expect((await webhooks.fetch(delivery(scheduled('2024-05-01T12:00:00Z')))).status).toBe(204);
+      expect((await webhooks.fetch(delivery(scheduled('2024-05-01T12:00:00Z', 'post_2')))).status).toBe(204);
+      expect(seen).toEqual([
+        'post.published 2024-05-01T12:05:00Z',
+        'post.scheduled 2024-05-01T12:00:00Z stale',
+        'post.scheduled 2024-05-01T12:00:00Z', // another post
+      ]);
+    });
+
+    it('shares the order between instances through the store', async () => {
+      const store = memoryDedupe();
+      const { seen, on } = recorder();
+      await make({ dedupe: store, on }).fetch(delivery(published));
+      await make({ dedupe: store, on }).fetch(delivery(scheduled('2024-05-01T12:04:59.999Z')));
+      expect(seen[1]).toBe('post.scheduled 2024-05-01T12:04:59.999Z stale');
+    });
+
+    it('compares created_at as instants, not as strings (zones, fractions)', async () => {
+      const { seen, on } = recorder();
+      const webhooks = make({ on });
+      await webhooks.fetch(delivery(body('post.published', '2024-05-01T14:00:00.5+02:00'))); // 12:00:00.5Z
+      await webhooks.fetch(delivery(scheduled('2024-05-01T12:00:00.25Z'))); // earlier, though "12" < "14"
+      await webhooks.fetch(delivery(body('post.failed', '2024-05-01T12:00:00.75Z'))); // later, though ".75Z" > ".5+"
+      await webhooks.fetch(delivery(scheduled('2024-05-01T12:00:00.000001Z'))); // earlier by 0.499999 s
+      await webhooks.fetch(delivery(body('post.failed', '2024-05-01T12:00:00.750001Z'))); // later by a microsecond
+      expect(seen).toEqual([
+        'post.published 2024-05-01T14:00:00.5+02:00',
+        'post.scheduled 2024-05-01T12:00:00.25Z stale',
+        'post.failed 2024-05-01T12:00:00.75Z',
+        'post.scheduled 2024-05-01T12:00:00.000001Z stale',
+        'post.failed 2024-05-01T12:00:00.750001Z',
+      ]);
+    });
+
+    it('never marks stale, nor moves the post on, with a created_at that is not ISO 8601 with a zone', async () => {
+      const { seen, on } = recorder();
+      const webhooks = make({ on });
+      await webhooks.fetch(delivery(body('post.published', 'tomorrow')));
+      await webhooks.fetch(delivery(body('post.failed', '2024-05-01T12:00:00'))); // no zone
+      await webhooks.fetch(delivery(scheduled('2024-13-01T12:00:00Z'))); // no 13th month
+      await webhooks.fetch(delivery(scheduled('2024-05-01T11:00:00Z')));
+      expect(seen.some((line) => line.endsWith('stale'))).toBe(false);
+    });
+
+    it('does not move the post on for a run that failed', async () => {
+      const { seen, on } = recorder();
+      let failures = 1;
+      const webhooks = make({
+        on: {
+          ...on,
+          'post.published': (event, context) => {
+            if (failures-- > 0) throw new Error('queue down');
+            on['post.published'](event, context);
+          },
+        },
+      });
+      expect((await webhooks.fetch(delivery(published))).status).toBe(500);
+      await webhooks.fetch(delivery(scheduled('2024-05-01T12:00:00Z')));
+      await webhooks.fetch(delivery(published, T + 60));
+      expect(seen).toEqual(['post.scheduled 2024-05-01T12:00:00Z', 'post.published 2024-05-01T12:05:00Z']);
+    });
+
+    it('runs events without a data.id every time, never stale (no key to claim, as before)', async () => {
+      const { seen, on } = recorder();
+      const webhooks = make({ on });
+      await webhooks.fetch(delivery(published));
+      await webhooks.fetch(delivery(scheduled('2024-05-01T12:00:00Z', null)));
+      await webhooks.fetch(delivery(scheduled('2024-05-01T12:00:00Z', null)));
+      expect(seen).toEqual(['post.published 2024-05-01T12:05:00Z', 'post.scheduled 2024-05-01T12:00:00Z', 'post.scheduled 2024-05-01T12:00:00Z']);
+    });
+  });
+});
+
+describe('the in-memory default store', () => {
+  const context = (claimId: string, createdAt?: number, postId = 'post_1'): WebhookClaimContext => ({ postId, createdAt, ttlMs: 1_000, claimId });
+
+  it('goes new → in-flight → done, and back to new on release by the holder only', () => {
+    const store = memoryDedupe();
+    expect(store.claim('k', context('a'))).toEqual({ state: 'new', stale: false });
+    expect(store.claim('k', context('b'))).toBe('in-flight');
+    store.release('k', context('b')); // not the holder: nothing given back
+    expect(store.claim('k', context('b'))).toBe('in-flight');
+    store.release('k', context('a'));
+    expect(store.claim('k', context('c'))).toEqual({ state: 'new', stale: false });
+    store.complete('k', context('c'));
+    store.release('k', context('c')); // a late release does not undo done
+    expect(store.claim('k', context('d'))).toBe('done');
+  });
+
+  it('stays bounded: past maxKeys the oldest events and posts are forgotten', () => {
+    const store = memoryDedupe(3);
+    for (const key of ['a', 'b', 'c', 'd']) store.complete(key, context('x', 10, `post_${key}`));
+    expect(store.claim('a', context('y'))).toEqual({ state: 'new', stale: false }); // forgotten
+    expect(store.claim('d', context('y'))).toBe('done');
+    expect(store.claim('e', context('y', 5, 'post_a'))).toEqual({ state: 'new', stale: false }); // post_a forgotten too
+    expect(store.claim('f', context('y', 5, 'post_d'))).toEqual({ state: 'new', stale: true });
+  });
+});
+
