@@ -225,10 +225,9 @@ describe('UserClients: onReauthorizationRequired', () => {
     const rig = createRig();
     const calls: Array<[string, string]> = [];
     const { users } = setUp(rig, { onReauthorizationRequired: (userId, error) => void calls.push([userId, error.reason]) });
-    const tokens = rig.tokensFor('alice');
-    await users.connect('alice', tokens);
-    await users.client('alice').accounts.list().toArray(); // rotates: tokens.refreshToken is now rotated out
-    await users.connect('alice', tokens); // a stale copy comes back: its refresh token revokes the grant
+    // A refresh token the service never issued (or revoked): every refresh of it is refused with invalid_grant.
+    // (A copy whose refresh token this process saw rotated out would not do: the manager takes the newer tokens.)
+    await users.connect('alice', { ...rig.tokensFor('alice'), refreshToken: 'rt_the_service_does_not_know' });
     const results = await Promise.allSettled(Array.from({ length: 10 }, () => users.client('alice').accounts.list().toArray()));
     expect(results.every((r) => r.status === 'rejected' && r.reason instanceof ReauthorizationRequiredError)).toBe(true);
     await users.client('alice').accounts.list().toArray().catch(() => {});
