@@ -18,7 +18,7 @@ import { Accounts } from './resources/accounts.js';
 import { Analytics } from './resources/analytics.js';
 import { Media } from './resources/media.js';
 import { Posts } from './resources/posts.js';
-import { invalidOption, optionalFunction } from './invalid-option.js';
+import { integerOption, invalidOption, MAX_RETRIES, MAX_TIMEOUT_MS, optionalFunction } from './invalid-option.js';
 import { inspectAs } from './oauth/inspect.js';
 
 export type { Auth } from './http/auth.js';
@@ -31,7 +31,6 @@ export { REQUEST_CHANNEL, type RequestTrace } from './http/tracing.js';
 export { SDK_VERSION, type AppInfo } from './http/user-agent.js';
 export type { HeadersInput, RequestOptions, WriteRequestOptions } from './http/request.js';
 export type { UploadFile, UploadProgress, NodeReadableLike } from './http/multipart.js';
-export { retryAfterMs } from './http/retry.js';
 
 /** Options of `new PostSched(…)`. */
 export interface PostSchedOptions extends Hooks {
@@ -79,9 +78,6 @@ export interface RawListOptions<T = unknown> extends ListParams, Omit<RawRequest
 /** Default `maxResponseBytes`: 32 MiB, thousands of times a page of posts, far below what would hurt a process. */
 const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
-/** `setTimeout`'s ceiling (ky refuses more). */
-const MAX_TIMEOUT_MS = 2_147_483_647;
-
 /**
  * The Post Scheduling Service client.
  *
@@ -118,10 +114,10 @@ export class PostSched {
     const pipeline = new Pipeline({
       baseUrl: this.#baseUrl,
       tokens: toTokenSource(options.auth),
-      timeoutMs: checkNumber(options.timeoutMs, 'timeoutMs', 30_000, 1, MAX_TIMEOUT_MS),
-      maxRetries: checkNumber(options.maxRetries, 'maxRetries', 2, 0, 10),
-      maxRetryAfterMs: checkNumber(options.maxRetryAfterMs, 'maxRetryAfterMs', 60_000, 0, MAX_TIMEOUT_MS),
-      maxResponseBytes: checkNumber(options.maxResponseBytes, 'maxResponseBytes', DEFAULT_MAX_RESPONSE_BYTES, 1, Number.MAX_SAFE_INTEGER),
+      timeoutMs: integerOption(options.timeoutMs, 'timeoutMs', 30_000, 1, MAX_TIMEOUT_MS),
+      maxRetries: integerOption(options.maxRetries, 'maxRetries', 2, 0, MAX_RETRIES),
+      maxRetryAfterMs: integerOption(options.maxRetryAfterMs, 'maxRetryAfterMs', 60_000, 0, MAX_TIMEOUT_MS),
+      maxResponseBytes: integerOption(options.maxResponseBytes, 'maxResponseBytes', DEFAULT_MAX_RESPONSE_BYTES, 1, Number.MAX_SAFE_INTEGER),
       // Looked up per call, so a fetch patched after the client was built (msw, tracing) is used.
       fetch: optionalFunction(options.fetch, 'fetch') ?? ((input, init) => globalThis.fetch(input, init)),
       logger: options.logger,
@@ -242,12 +238,4 @@ export class PostSched {
   } {
     return { baseUrl: this.#baseUrl };
   }
-}
-
-function checkNumber(value: number | undefined, name: string, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    invalidOption(name, `must be an integer from ${min} to ${max}.`);
-  }
-  return value;
 }

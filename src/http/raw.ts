@@ -57,7 +57,10 @@ export function relativePath(path: unknown): string {
 /** The pipeline's description of a raw call. */
 export function rawSpec<T>(method: RequestSpec<T>['method'], path: unknown, options: RawWriteOptions<T> = {}): RequestSpec<T> {
   const relative = relativePath(path);
-  const { query, parse, body, ...requestOptions } = options;
+  const { query, parse, ...rest } = options;
+  const { body, ...writeOptions } = rest;
+  // A GET has no body: a `body` there stays among the options, which refuse it by name.
+  const requestOptions = method === 'GET' ? rest : writeOptions;
   if (query !== undefined) checkedQuery(query, 'query');
   optionalFunction(parse, 'parse');
   return {
@@ -66,7 +69,7 @@ export function rawSpec<T>(method: RequestSpec<T>['method'], path: unknown, opti
     // The path as given is the only template there is: ids in it are not recognised.
     route: `/${relative}`,
     ...(query === undefined ? {} : { query }),
-    ...(body === undefined ? {} : { json: body }),
+    ...(body === undefined || method === 'GET' ? {} : { json: body }),
     parse: parse ?? identity,
     options: requestOptions,
   } as RequestSpec<T>;
