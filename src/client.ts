@@ -26,7 +26,7 @@ export type { Logger } from './http/logger.js';
 export { APIPromise, type PipelineResult, type WithResponse } from './http/api-promise.js';
 export type { Hooks, RequestHookInfo, ResponseHookInfo, RetryHookInfo } from './http/hooks.js';
 export type { RawQuery, RawRequestOptions, RawWriteOptions } from './http/raw.js';
-export type { RateLimitInfo } from './http/rate-limit.js';
+export type { RateLimitInfo } from './rate-limit.js';
 export { REQUEST_CHANNEL, type RequestTrace } from './http/tracing.js';
 export { SDK_VERSION, type AppInfo } from './http/user-agent.js';
 export type { HeadersInput, RequestOptions, WriteRequestOptions } from './http/request.js';

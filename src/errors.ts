@@ -5,8 +5,8 @@
  * `ValidationError`, `ResponseValidationError`). No error ever holds a token, secret, code or verifier.
  */
 import { PostSchedError } from './base-error.js';
-import { parseRateLimit, type RateLimitInfo } from './http/rate-limit.js';
-import { scrub, scrubSecrets, scrubValue } from './scrub.js';
+import { parseRateLimit, type RateLimitInfo } from './rate-limit.js';
+import { scrub, scrubHeaders, scrubValue } from './scrub.js';
 
 export { PostSchedError };
 
@@ -252,16 +252,6 @@ export function makeAPIError(
         ? new InternalServerError(status, body, headers, message)
         : new APIError(status, body, headers, message);
   }
-}
-
-/** `headers` itself when no value holds a secret, else a copy with the secrets cut out. */
-function scrubHeaders(headers: Headers, secrets: readonly string[]): Headers {
-  let dirty = false;
-  headers.forEach((value) => (dirty ||= scrubSecrets(value, secrets) !== value));
-  if (!dirty) return headers;
-  const copy = new Headers();
-  headers.forEach((value, name) => copy.append(name, scrubSecrets(value, secrets)));
-  return copy;
 }
 
 /** The default message of an answer, then what the caller should do about it. */

@@ -4,7 +4,7 @@
  */
 
 import { readableCopy } from '../buffer-response.js';
-import { parseRateLimit, type RateLimitInfo } from './rate-limit.js';
+import { parseRateLimit, type RateLimitInfo } from '../rate-limit.js';
 
 /** What the pipeline resolves with: the data, its answer, the request id (`withResponse()` adds `rateLimit`). @internal */
 export type PipelineResult<T> = Omit<WithResponse<T>, 'rateLimit'>;

@@ -5,7 +5,7 @@
  * are mapped to these classes and never attached).
  */
 import { PostSchedError } from '../base-error.js';
-import { scrub as scrubText, scrubSecrets } from '../scrub.js';
+import { scrub as scrubText, scrubStoreMessage } from '../scrub.js';
 
 /**
  * The authorization server answered with an OAuth 2.0 error: an error redirect to the callback
@@ -207,20 +207,6 @@ export class TokenStoreError extends PostSchedError {
 
 function describeStoreFailure(operation: TokenStoreOperation, original: unknown, knownSecrets: readonly string[]): string {
   const what = operation === 'onTokens' ? 'The onTokens callback' : `The token store's ${operation}()`;
-  const detail = original instanceof Error ? scrub(`${original.name}: ${original.message}`, knownSecrets) : typeof original;
+  const detail = original instanceof Error ? scrubStoreMessage(`${original.name}: ${original.message}`, knownSecrets) : typeof original;
   return `${what} failed (${detail.slice(0, 300)}).`;
-}
-
-/** `"accessToken": "…"`, `refreshToken=…`: the TokenSet's own field names, as a store may serialize them. */
-const TOKEN_FIELDS = /("?(?:accessToken|refreshToken)"?\s*[:=]\s*)("[^"]*"|[^\s,;&"'}]+)/gi;
-/** A run of 20+ token characters holding a digit: what an opaque token looks like, and few words do. */
-const OPAQUE = /(?=[\w~+/.=-]*\d)[\w~+/.=-]{20,}/g;
-
-/**
- * A store's message may echo the tokens it was handed or holds, including ones the manager has not seen yet
- * (a failed first read or lock). Known values go first, then credential fields, then anything token-shaped;
- * what is left (`connect ECONNREFUSED 127.0.0.1:6379`) still says what went wrong.
- */
-function scrub(text: string, known: readonly string[]): string {
-  return scrubText(scrubSecrets(text, known).replace(TOKEN_FIELDS, '$1"[redacted]"').replace(OPAQUE, '[redacted]'));
 }

@@ -12,7 +12,7 @@ import { toTokenSet } from './normalize.js';
 import { checkScopes } from './scopes.js';
 import { createTokenFetch, type FetchLike } from './token-fetch.js';
 import type { Scope, TokenSet } from './types.js';
-import { invalidOption, optionalFunction } from '../invalid-option.js';
+import { integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction } from '../invalid-option.js';
 
 /** Default time-out of one token request, body included. */
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -107,10 +107,7 @@ export class OAuthClient {
     requireString(options.clientSecret, 'clientSecret');
     this.redirectUri = checkRedirectUri(options.redirectUri);
     if (options.issuer !== undefined) requireString(options.issuer, 'issuer');
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-      invalidOption('timeoutMs', 'must be a positive number of milliseconds.');
-    }
+    const timeoutMs = integerOption(options.timeoutMs, 'timeoutMs', DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
     optionalFunction(options.fetch, 'fetch');
 
     this.baseUrl = base.href;

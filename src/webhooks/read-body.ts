@@ -2,17 +2,13 @@
  * Reads a delivery's raw body with a cap, for the paths where the SDK reads the body itself: a hostile sender
  * must not fill memory before the signature is known to be bad (issue 12, item 6).
  */
-import { PostSchedError } from '../base-error.js';
+import { integerOption } from '../invalid-option.js';
 import { DEFAULT_WEBHOOK_MAX_BODY_BYTES } from './constants.js';
 import { reject, WebhookVerificationError } from './errors.js';
 
-/** The cap in force: `maxBodyBytes` when given (a whole number ≥ 0), else the default. */
+/** The cap in force: `maxBodyBytes` when given (a whole number of bytes ≥ 0, the one option check), else the default. */
 export function bodyLimit(maxBodyBytes: number | undefined): number {
-  if (maxBodyBytes === undefined) return DEFAULT_WEBHOOK_MAX_BODY_BYTES;
-  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 0) {
-    throw new PostSchedError('maxBodyBytes must be a whole number of bytes ≥ 0');
-  }
-  return maxBodyBytes;
+  return integerOption(maxBodyBytes, 'maxBodyBytes', DEFAULT_WEBHOOK_MAX_BODY_BYTES, 0, Number.MAX_SAFE_INTEGER);
 }
 
 export function tooLarge(limit: number): never {

@@ -3,7 +3,8 @@
  * given to the client or to one call, and a call refuses by name an option it does not take (it used to ignore it).
  */
 import { describe, expect, it } from 'vitest';
-import { PostSched, ValidationError } from '@postsched/sdk';
+import { OAuthClient, PostSched, ValidationError } from '@postsched/sdk';
+import { createWebhookHandler, verifyWebhook, verifyWebhookRequest } from '@postsched/sdk/webhooks';
 
 const POST = { id: 'post_1', account_ids: ['acc_1'] };
 
@@ -80,5 +81,36 @@ describe('options a call does not take', () => {
     expect(sent()).toBe(1);
     const error = await refusal(sdk.posts.get('post_1', 'fast' as never));
     expect(error.path).toEqual(['options']);
+  });
+});
+
+describe('the other numeric options go through the same check', () => {
+  it.each([
+    ['OAuthClient timeoutMs', () => new OAuthClient({ baseUrl: 'https://api.example', clientId: 'c', clientSecret: 's', redirectUri: 'https://app.example/cb', timeoutMs: 3e9 }), 'timeoutMs'],
+    ['paginate pageSize', () => client().sdk.paginate('/things', { pageSize: 101 }), 'pageSize'],
+    ['createWebhookHandler maxBodyBytes', () => createWebhookHandler({ secret: 'whsec_1', on: {}, maxBodyBytes: -1 }), 'maxBodyBytes'],
+  ])('%s', (_what, make, name) => {
+    const error = (() => {
+      try {
+        make();
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).path).toEqual([name]);
+    expect((error as Error).message).toMatch(new RegExp(`^\`${name}\` must be an integer from \\d+ to \\d+`));
+  });
+
+  it('verifyWebhook refuses a toleranceSeconds and verifyWebhookRequest a maxBodyBytes that is not a whole number', async () => {
+    const body = '{}';
+    const tolerance = await verifyWebhook({ body, signature: 't=1,v1=' + '0'.repeat(64), secret: 'whsec_1', toleranceSeconds: Number.NaN }).catch((e: unknown) => e);
+    const request = new Request('https://app.example/hooks', { method: 'POST', body, headers: { 'x-service-signature': `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}` } });
+    const limit = await verifyWebhookRequest(request, 'whsec_1', { maxBodyBytes: 1.5 }).catch((e: unknown) => e);
+    for (const [error, name] of [[tolerance, 'toleranceSeconds'], [limit, 'maxBodyBytes']] as const) {
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).path).toEqual([name]);
+    }
   });
 });
