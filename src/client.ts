@@ -23,7 +23,7 @@ import { inspectAs } from './oauth/inspect.js';
 
 export type { Auth } from './http/auth.js';
 export type { Logger } from './http/logger.js';
-export { APIPromise, type PipelineResult, type WithResponse } from './http/api-promise.js';
+export { APIPromise, type WithResponse } from './http/api-promise.js';
 export type { Hooks, RequestHookInfo, ResponseHookInfo, RetryHookInfo } from './http/hooks.js';
 export type { RawQuery, RawRequestOptions, RawWriteOptions } from './http/raw.js';
 export type { RateLimitInfo } from './rate-limit.js';

@@ -6,7 +6,7 @@
  */
 import { PostSchedError } from './base-error.js';
 import { parseRateLimit, type RateLimitInfo } from './rate-limit.js';
-import { scrub, scrubHeaders, scrubValue } from './scrub.js';
+import { scrub } from './scrub.js';
 
 export { PostSchedError };
 
@@ -18,6 +18,7 @@ export { PostSchedError };
  * catch (err) { if (err instanceof APIError) console.error(err.status, err.requestId, err.body) }
  */
 export class APIError extends PostSchedError {
+  /** @internal */
   static override readonly id: string = 'APIError';
   /** The HTTP status of the answer (`404`). */
   readonly status: number;
@@ -44,6 +45,7 @@ export class APIError extends PostSchedError {
  * In a browser the target is hidden (`location` is then `undefined`).
  */
 export class RedirectError extends APIError {
+  /** @internal */
   static override readonly id: string = 'RedirectError';
   /** Where the service redirected to (`Location`, resolved against the request URL when relative). */
   readonly location: string | undefined;
@@ -64,11 +66,13 @@ export class RedirectError extends APIError {
 
 /** 400: the service rejected the request as malformed. */
 export class BadRequestError extends APIError {
+  /** @internal */
   static override readonly id: string = 'BadRequestError';
 }
 
 /** 401: the access token was refused, even after one refresh. The user may need to authorize again. */
 export class AuthenticationError extends APIError {
+  /** @internal */
   static override readonly id: string = 'AuthenticationError';
 }
 
@@ -78,6 +82,7 @@ export class AuthenticationError extends APIError {
  * `missingScope` holds it: ask the user to authorize again with that scope.
  */
 export class PermissionDeniedError extends APIError {
+  /** @internal */
   static override readonly id: string = 'PermissionDeniedError';
   /** The scope the token lacks, when `WWW-Authenticate` names it (`posts:write`). */
   readonly missingScope: string | undefined;
@@ -100,16 +105,19 @@ export class PermissionDeniedError extends APIError {
 
 /** 404: no such resource (or not visible to this user). */
 export class NotFoundError extends APIError {
+  /** @internal */
   static override readonly id: string = 'NotFoundError';
 }
 
 /** 409: the request conflicts with the resource's state (for example deleting a published post). */
 export class ConflictError extends APIError {
+  /** @internal */
   static override readonly id: string = 'ConflictError';
 }
 
 /** 422: the service understood the request but rejected its content. */
 export class UnprocessableEntityError extends APIError {
+  /** @internal */
   static override readonly id: string = 'UnprocessableEntityError';
 }
 
@@ -118,6 +126,7 @@ export class UnprocessableEntityError extends APIError {
  * `retryAfterMs` is the wait the service asked for, when it said one.
  */
 export class RateLimitError extends APIError {
+  /** @internal */
   static override readonly id: string = 'RateLimitError';
   /** How long the service asked to wait (`Retry-After` / `RateLimit-Reset`), in ms, when it said. */
   readonly retryAfterMs: number | undefined;
@@ -141,6 +150,7 @@ export class RateLimitError extends APIError {
 
 /** 5xx: the service failed. Safe requests were already retried. */
 export class InternalServerError extends APIError {
+  /** @internal */
   static override readonly id: string = 'InternalServerError';
 }
 
@@ -149,6 +159,7 @@ export class InternalServerError extends APIError {
  * `cause` holds the runtime's own error (never the request, which carries the Authorization header).
  */
 export class ConnectionError extends PostSchedError {
+  /** @internal */
   static override readonly id: string = 'ConnectionError';
 }
 
@@ -158,6 +169,7 @@ export class ConnectionError extends PostSchedError {
  * dropped, so memory stays bounded whatever the server sends.
  */
 export class ResponseTooLargeError extends PostSchedError {
+  /** @internal */
   static override readonly id: string = 'ResponseTooLargeError';
   /** The limit that was reached, in bytes. */
   readonly limitBytes: number;
@@ -173,6 +185,7 @@ export class ResponseTooLargeError extends PostSchedError {
 
 /** The service did not answer within the time-out (per attempt). */
 export class TimeoutError extends PostSchedError {
+  /** @internal */
   static override readonly id: string = 'TimeoutError';
   /** The time-out that ran out, in ms. */
   readonly timeoutMs: number;
@@ -190,6 +203,7 @@ export class TimeoutError extends PostSchedError {
  * catch (err) { if (err instanceof ValidationError) console.error(err.path.join('.'), err.message) }
  */
 export class ValidationError extends PostSchedError {
+  /** @internal */
   static override readonly id: string = 'ValidationError';
   /** Where in the input the problem is: `['account_ids', 0]`; empty when it is the input as a whole. */
   readonly path: ReadonlyArray<string | number>;
@@ -205,6 +219,7 @@ export class ValidationError extends PostSchedError {
  * `body` is the raw body as received, so nothing is lost.
  */
 export class ResponseValidationError extends PostSchedError {
+  /** @internal */
   static override readonly id: string = 'ResponseValidationError';
   /** Where in the answer the unexpected value is: `['data', 3, 'id']`. */
   readonly path: ReadonlyArray<string | number>;
@@ -215,42 +230,6 @@ export class ResponseValidationError extends PostSchedError {
     super(message);
     this.path = path;
     this.body = body;
-  }
-}
-
-/** Picks the error class for an HTTP status (errors section of ../shared/spec/assumptions.md). */
-export function makeAPIError(
-  status: number,
-  body: unknown,
-  headers: Headers,
-  options: { message?: string; retryAfterMs?: number; secrets?: readonly string[] } = {},
-): APIError {
-  const { message, retryAfterMs, secrets = [] } = options;
-  // A server may echo the request's credentials in its answer: they never reach the error, its body or its headers.
-  if (secrets.length > 0) {
-    body = scrubValue(body, secrets);
-    headers = scrubHeaders(headers, secrets);
-  }
-  if (status === 0 || (status >= 300 && status < 400)) return new RedirectError(status, body, headers, message);
-  switch (status) {
-    case 400:
-      return new BadRequestError(status, body, headers, message);
-    case 401:
-      return new AuthenticationError(status, body, headers, message);
-    case 403:
-      return new PermissionDeniedError(status, body, headers, message);
-    case 404:
-      return new NotFoundError(status, body, headers, message);
-    case 409:
-      return new ConflictError(status, body, headers, message);
-    case 422:
-      return new UnprocessableEntityError(status, body, headers, message);
-    case 429:
-      return new RateLimitError(status, body, headers, message, retryAfterMs);
-    default:
-      return status >= 500
-        ? new InternalServerError(status, body, headers, message)
-        : new APIError(status, body, headers, message);
   }
 }
 

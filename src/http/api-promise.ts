@@ -33,6 +33,7 @@ export class APIPromise<T> extends Promise<T> {
   readonly #result: Promise<PipelineResult<T>>;
   #withResponse: Promise<WithResponse<T>> | undefined;
 
+  /** Made by the pipeline; the API methods return one. @internal */
   constructor(result: Promise<PipelineResult<T>>) {
     // The base promise is never observed: `then` is redirected to the real result below.
     super((resolve) => resolve(undefined as T));

@@ -36,6 +36,8 @@ export interface RawWriteOptions<T = unknown> extends RawRequestOptions<T>, Writ
  * that would leave the base URL (`//host`, a backslash, `.` / `..` segments, percent-encoded or not, `/` or `\`
  * percent-encoded beside them, as a server that decodes the path would read them), control characters, and
  * `?` / `#` (the query goes in `query`).
+ *
+ * @internal
  */
 export function relativePath(path: unknown): string {
   if (typeof path !== 'string' || path.replace(/^\/+/, '') === '') {
@@ -64,7 +66,7 @@ function decoded(text: string): string {
   });
 }
 
-/** The pipeline's description of a raw call. */
+/** The pipeline's description of a raw call. @internal */
 export function rawSpec<T>(method: RequestSpec<T>['method'], path: unknown, options: RawWriteOptions<T> = {}): RequestSpec<T> {
   const relative = relativePath(path);
   const { query, parse, ...rest } = options;

@@ -12,9 +12,23 @@
 import ky, { isTimeoutError, type Options as KyOptions } from 'ky';
 import { PostSchedError } from '../base-error.js';
 import { readBody, responseText } from '../buffer-response.js';
-import { ConnectionError, makeAPIError, RedirectError, ResponseValidationError, TimeoutError } from '../errors.js';
+import {
+  APIError,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  ConnectionError,
+  InternalServerError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+  RedirectError,
+  ResponseValidationError,
+  TimeoutError,
+  UnprocessableEntityError,
+} from '../errors.js';
 import { checkOptions, integerOption, MAX_RETRIES, MAX_TIMEOUT_MS } from '../invalid-option.js';
-import { describeNetworkError, errorName, sanitizeCause, scrub, scrubSecrets, scrubValue } from '../scrub.js';
+import { describeNetworkError, errorName, sanitizeCause, scrub, scrubHeaders, scrubSecrets, scrubValue } from '../scrub.js';
 import { APIPromise, type PipelineResult } from './api-promise.js';
 import type { TokenSource } from './auth.js';
 import type { BodySource } from './body.js';
@@ -340,6 +354,42 @@ function withoutUndefined(query: Record<string, string | number | boolean | unde
 function requestIdOf(response: Response, tokens: readonly string[]): string | undefined {
   const id = response.headers.get('x-request-id');
   return id === null ? undefined : scrubSecrets(id, tokens);
+}
+
+/** Picks the error class for an HTTP status (errors section of the Assumptions table): the classification of an answer. */
+export function makeAPIError(
+  status: number,
+  body: unknown,
+  headers: Headers,
+  options: { message?: string; retryAfterMs?: number; secrets?: readonly string[] } = {},
+): APIError {
+  const { message, retryAfterMs, secrets = [] } = options;
+  // A server may echo the request's credentials in its answer: they never reach the error, its body or its headers.
+  if (secrets.length > 0) {
+    body = scrubValue(body, secrets);
+    headers = scrubHeaders(headers, secrets);
+  }
+  if (status === 0 || (status >= 300 && status < 400)) return new RedirectError(status, body, headers, message);
+  switch (status) {
+    case 400:
+      return new BadRequestError(status, body, headers, message);
+    case 401:
+      return new AuthenticationError(status, body, headers, message);
+    case 403:
+      return new PermissionDeniedError(status, body, headers, message);
+    case 404:
+      return new NotFoundError(status, body, headers, message);
+    case 409:
+      return new ConflictError(status, body, headers, message);
+    case 422:
+      return new UnprocessableEntityError(status, body, headers, message);
+    case 429:
+      return new RateLimitError(status, body, headers, message, retryAfterMs);
+    default:
+      return status >= 500
+        ? new InternalServerError(status, body, headers, message)
+        : new APIError(status, body, headers, message);
+  }
 }
 
 /** JSON when it parses, else the text; `undefined` for an empty body. */

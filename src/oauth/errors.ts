@@ -18,6 +18,7 @@ import { scrub as scrubText, scrubStoreMessage } from '../scrub.js';
  * }
  */
 export class OAuthError extends PostSchedError {
+  /** @internal */
   static override readonly id: string = 'OAuthError';
   /** The RFC 6749 error code, e.g. `access_denied`, `invalid_grant`, `invalid_client`. */
   readonly error: string;
@@ -66,6 +67,7 @@ export type ReauthorizationReason =
  * }
  */
 export class ReauthorizationRequiredError extends OAuthError {
+  /** @internal */
   static override readonly id: string = 'ReauthorizationRequiredError';
   /** Why the user must authorize again. */
   readonly reason: ReauthorizationReason;
@@ -116,6 +118,7 @@ export type OAuthCallbackErrorCode =
  * catch (err) { if (err instanceof OAuthCallbackError && err.code === 'state_mismatch') return res.status(400).end() }
  */
 export class OAuthCallbackError extends PostSchedError {
+  /** @internal */
   static override readonly id: string = 'OAuthCallbackError';
   /** Which check failed. */
   readonly code: OAuthCallbackErrorCode;
@@ -145,6 +148,7 @@ export type OAuthResponseErrorCode =
  * catch (err) { if (err instanceof OAuthResponseError) console.error(err.code, err.status) }
  */
 export class OAuthResponseError extends PostSchedError {
+  /** @internal */
   static override readonly id: string = 'OAuthResponseError';
   /** What was wrong with the answer. */
   readonly code: OAuthResponseErrorCode;
@@ -185,6 +189,7 @@ export type TokenStoreOperation = 'get' | 'set' | 'lock' | 'unlock' | 'onTokens'
  * catch (err) { if (err instanceof TokenStoreError) console.error(err.operation, err.message) }
  */
 export class TokenStoreError extends PostSchedError {
+  /** @internal */
   static override readonly id: string = 'TokenStoreError';
   /** The store method (or `onTokens`) that failed. */
   readonly operation: TokenStoreOperation;

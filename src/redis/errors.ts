@@ -16,6 +16,7 @@ export type RedisTokenStoreOperation = 'get' | 'set' | 'lock' | 'unlock';
  * catch (err) { if (err instanceof RedisTokenStoreError) console.error(err.name, err.key, err.operation) }
  */
 export class RedisTokenStoreError extends TokenStoreError {
+  /** @internal */
   static override readonly id: string = 'RedisTokenStoreError';
   /** The store operation that failed. */
   declare readonly operation: RedisTokenStoreOperation;
@@ -38,6 +39,7 @@ export class RedisTokenStoreError extends TokenStoreError {
  * catch (err) { if (err instanceof TokenStoreUnavailableError) return res.status(503).end() }
  */
 export class TokenStoreUnavailableError extends RedisTokenStoreError {
+  /** @internal */
   static override readonly id: string = 'TokenStoreUnavailableError';
   /** Set when the command was cut off by `commandTimeoutMs`. */
   readonly timeoutMs: number | undefined;
@@ -68,6 +70,7 @@ export class TokenStoreUnavailableError extends RedisTokenStoreError {
  * releasing it while `lockTtlMs` is longer than `lockWaitMs`; retry later.
  */
 export class LockTimeoutError extends TokenStoreUnavailableError {
+  /** @internal */
   static override readonly id: string = 'LockTimeoutError';
   /** How long the store waited for the lock, in ms. */
   readonly waitedMs: number;
@@ -87,6 +90,7 @@ export class LockTimeoutError extends TokenStoreUnavailableError {
  * stored newer tokens: the write was refused so it cannot overwrite them. Read the store again.
  */
 export class LockLostError extends RedisTokenStoreError {
+  /** @internal */
   static override readonly id: string = 'LockLostError';
 
   constructor(key: string) {
@@ -114,6 +118,7 @@ export type StoredTokensProblem =
  * was given, or not a token set at all. `problem` says which.
  */
 export class StoredTokensUnreadableError extends RedisTokenStoreError {
+  /** @internal */
   static override readonly id: string = 'StoredTokensUnreadableError';
   /** What is wrong with the stored value. */
   readonly problem: StoredTokensProblem;

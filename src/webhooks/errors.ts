@@ -35,6 +35,7 @@ export type WebhookVerificationReason =
  * }
  */
 export class WebhookVerificationError extends PostSchedError {
+  /** @internal */
   static override readonly id: string = 'WebhookVerificationError';
   /** Which check failed, as a machine-readable code (safe to log or to answer with). */
   readonly reason: WebhookVerificationReason;
