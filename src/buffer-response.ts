@@ -46,23 +46,26 @@ export async function bufferResponse(response: Response, maxBytes: number, hint?
   return buffered;
 }
 
-async function readCapped(response: Response, maxBytes: number, hint: string | undefined): Promise<Uint8Array> {
+function readCapped(response: Response, maxBytes: number, hint: string | undefined): Promise<Uint8Array> {
   const stream = response.body as ReadableStream<Uint8Array>;
+  const over = () => {
+    throw new ResponseTooLargeError(maxBytes, response.status, hint);
+  };
   // Content-Length is the size on the wire: a plain body announced over the limit is refused unread. Every other body
   // is counted as it arrives, even one announced within the limit: a custom fetch (or a runtime's) may hand over a
   // Response whose Content-Length says less than its body holds.
-  const announcedOver = Number(response.headers.get('content-length') ?? NaN) > maxBytes && !response.headers.has('content-encoding');
-  const bytes = announcedOver ? await stream.cancel().then(noop, noop) : await readStream(stream, maxBytes);
-  if (bytes === undefined) throw new ResponseTooLargeError(maxBytes, response.status, hint);
-  return bytes;
+  if (Number(response.headers.get('content-length') ?? NaN) > maxBytes && !response.headers.has('content-encoding')) {
+    return stream.cancel().then(over, over);
+  }
+  return readStream(stream, maxBytes, over);
 }
 
 /**
  * The bytes of `stream`, at most `limit` of them: past that it is cancelled (the rest never read) and the answer is
- * `undefined`. The one capped read: API and token answers here, the fake service's request bodies, webhook
- * deliveries (src/webhooks/read-body.ts).
+ * what `over()` gives (or throws). The one capped read: API and token answers here, the fake service's request
+ * bodies, webhook deliveries (src/webhooks/read-body.ts).
  */
-export async function readStream(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array | undefined> {
+export async function readStream<T = undefined>(stream: ReadableStream<Uint8Array>, limit: number, over: () => T = () => undefined as T): Promise<Uint8Array | T> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -72,7 +75,7 @@ export async function readStream(stream: ReadableStream<Uint8Array>, limit: numb
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel().catch(noop);
-      return undefined;
+      return over();
     }
     chunks.push(value);
   }

@@ -36,7 +36,7 @@ export class APIPromise<T> extends Promise<T> {
   /** Made by the pipeline; the API methods return one. @internal */
   constructor(result: Promise<PipelineResult<T>>) {
     // The base promise is never observed: `then` is redirected to the real result below.
-    super((resolve) => resolve(undefined as T));
+    super(settled);
     this.#result = result;
   }
 
@@ -66,4 +66,9 @@ export class APIPromise<T> extends Promise<T> {
       onrejected,
     );
   }
+}
+
+/** The executor of the base promise (one function for every call, not a closure per call). */
+function settled(resolve: (value: never) => void): void {
+  resolve(undefined as never);
 }

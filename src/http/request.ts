@@ -9,7 +9,7 @@
  *    is sent again (Assumptions table, "Errors"); any other failure is sent again when retry.ts's rules say so,
  *    after their wait, and otherwise thrown as the SDK's typed error.
  */
-import ky, { isTimeoutError, type Options as KyOptions } from 'ky';
+import ky, { isHTTPError, isTimeoutError, type Options as KyOptions } from 'ky';
 import { PostSchedError } from '../base-error.js';
 import { readBody, responseText } from '../buffer-response.js';
 import {
@@ -90,6 +90,8 @@ export interface WriteRequestOptions extends RequestOptions {
 const READ_OPTIONS = ['signal', 'timeoutMs', 'maxRetries', 'headers', 'extraQuery', 'extraBody'];
 const WRITE_OPTIONS = [...READ_OPTIONS, 'idempotencyKey'];
 
+const NO_OPTIONS: WriteRequestOptions = Object.freeze({});
+
 /** The client settings the pipeline needs (see `PostSchedOptions`). @internal */
 export interface PipelineConfig {
   baseUrl: string;
@@ -142,11 +144,18 @@ export class Pipeline {
   readonly #origin: string;
   /** The headers every call sends (the client's, `accept`), as ky takes them. */
   readonly #headers: Record<string, string>;
+  #tokenHeaders: { token: string; headers: Readonly<Record<string, string>> } | undefined;
 
   constructor(config: PipelineConfig) {
     this.#config = config;
     this.#origin = new URL(config.baseUrl).origin;
     this.#headers = { ...Object.fromEntries(config.headers), accept: 'application/json' };
+  }
+
+  /** The client's headers with the token: the same object while the token is the same. */
+  #withToken(token: string): Readonly<Record<string, string>> {
+    if (this.#tokenHeaders?.token !== token) this.#tokenHeaders = { token, headers: { ...this.#headers, authorization: `Bearer ${token}` } };
+    return this.#tokenHeaders.headers;
   }
 
   get baseUrl(): string {
@@ -164,7 +173,7 @@ export class Pipeline {
   async #execute<T>(specOrBuild: RequestSpec<T> | (() => RequestSpec<T>)): Promise<PipelineResult<T>> {
     const spec = typeof specOrBuild === 'function' ? specOrBuild() : specOrBuild;
     const config = this.#config;
-    const options: WriteRequestOptions = spec.options ?? {};
+    const options: WriteRequestOptions = spec.options ?? NO_OPTIONS;
     if (spec.options !== undefined) checkOptions(options, spec.method === 'GET' ? READ_OPTIONS : WRITE_OPTIONS);
     const { signal } = options;
     signal?.throwIfAborted();
@@ -182,19 +191,19 @@ export class Pipeline {
     // A token at hand goes in with the other headers (RFC 6750 §2.1), saving a header write per attempt.
     const call: Call = { method: spec.method, route: spec.route, body: spec.body, token: config.tokens.peek(), refused: undefined, sentTokens: [], sent: 0, last: undefined };
     const preset = call.token;
-    if (preset !== undefined) headers = { ...headers, authorization: `Bearer ${preset}` };
+    if (preset !== undefined) headers = headers === this.#headers ? this.#withToken(preset) : { ...headers, authorization: `Bearer ${preset}` };
 
+    // Only what differs from ky's defaults: ky merges every key it is given on every call.
     const kyOptions: KyOptions = {
-      method: spec.method,
       headers,
       timeout: timeoutMs,
       retry: 0, // the loop below decides every retry
-      throwHttpErrors: false,
       // A redirect is answered, not followed (RedirectError): following would send the headers and a write
       // elsewhere, and a 303 would turn it into a GET whose answer came back as the write's.
       redirect: 'manual',
       fetch: (request, init) => this.#send(request as Request, init, call, preset), // ky always passes a Request
     };
+    if (spec.method !== 'GET') kyOptions.method = spec.method;
     if (signal !== undefined) kyOptions.signal = signal;
     const json = options.extraBody === undefined ? spec.json : withExtraBody(spec.json, options.extraBody);
     const query = options.extraQuery === undefined ? spec.query : withExtraQuery(spec.query, options.extraQuery);
@@ -207,10 +216,13 @@ export class Pipeline {
       let response: Response | undefined;
       let failure: unknown;
       try {
-        response = call.last = await ky(url, kyOptions);
+        response = await ky(url, kyOptions);
       } catch (error) {
-        failure = error;
+        // ky throws on a status that is not ok (its default): the answer is classified below like any other.
+        if (isHTTPError(error)) response = error.response;
+        else failure = error;
       }
+      call.last = response;
       // Like fetch, an aborted call rejects with the signal's reason (an AbortError unless the caller gave one).
       if (signal?.aborted === true) throw signal.reason;
       if (response?.ok === true) return this.#parse(spec, response, call.sentTokens);
@@ -230,7 +242,7 @@ export class Pipeline {
       });
       if (delayMs === undefined) throw response === undefined ? failure : await this.#apiError(response, call.sentTokens);
       retries++;
-      callHook(config.hooks.onRetry, () => ({
+      if (config.hooks.onRetry !== undefined) callHook(config.hooks.onRetry, () => ({
         method: spec.method,
         route: spec.route,
         attempt: call.sent + 1,
@@ -248,7 +260,7 @@ export class Pipeline {
    * the log line, fetch, and the answer's body read up to `maxResponseBytes`.
    */
   async #send(request: Request, init: RequestInit | undefined, call: Call, preset: string | undefined): Promise<Response> {
-    const { tokens, hooks, logger } = this.#config;
+    const { tokens, hooks } = this.#config;
     // A token wait ends with the call: the caller's abort and the time-out both abort `request.signal`.
     if (call.refused !== undefined && call.token === call.refused) {
       const fresh = await untilAborted(tokens.refresh(call.refused), request.signal);
@@ -268,56 +280,63 @@ export class Pipeline {
     call.sentTokens.push(token);
     const attempt = ++call.sent;
     const started = performance.now();
-    const { method, route, body } = call;
-    callHook(hooks.onRequest, () => ({ method, url: request.url, route, attempt, headers: headersView(outgoing.headers, token) }));
-    const log = (outcome: number | string) => {
-      if (logger !== undefined) logAttempt(logger, { method, path: new URL(request.url).pathname, outcome, durationMs: performance.now() - started, retry: attempt - 1 });
-    };
-    const exchange = async (): Promise<Response> => {
-      try {
-        const response = await readBody(await this.#config.fetch(outgoing, init), this.#config.maxResponseBytes);
-        log(response.status);
-        callHook(hooks.onResponse, () => ({
-          method,
-          url: request.url,
-          route,
-          attempt,
-          status: response.status,
-          headers: headersView(response.headers, token),
-          requestId: requestIdOf(response, [token]),
-          durationMs: performance.now() - started,
-        }));
-        return response;
-      } catch (error) {
-        log(request.signal.aborted ? 'aborted' : errorName(error));
-        // An abort (the caller's, or the time-out) keeps its own error; so do the SDK's own (a body over the limit).
-        if (request.signal.aborted || error instanceof PostSchedError) throw error;
-        const detail = error instanceof Error ? describeNetworkError(error, [token]) : 'the fetch function failed';
-        // A streamed upload is sent with redirect 'error' (above): fetch fails on a redirect without showing it.
-        if (body !== undefined && /redirect/i.test(detail)) {
-          throw new RedirectError(0, undefined, new Headers(), `The service answered the upload with a redirect, which the SDK does not follow (${detail}). If the API moved, set \`baseUrl\` to its new address.`);
-        }
-        // Anything else a fetch throws (the runtime's TypeError, or whatever a custom fetch builds, which may hold
-        // the Request or its init) becomes a ConnectionError holding only a sanitized copy of its chain.
-        throw new ConnectionError(`Could not reach ${this.#origin}: ${detail}. Check the base URL and the network.`, {
-          cause: sanitizeCause(error, 0, [token]),
-        });
-      }
-    };
+    if (hooks.onRequest !== undefined) {
+      callHook(hooks.onRequest, () => ({ method: call.method, url: request.url, route: call.route, attempt, headers: headersView(outgoing.headers, token) }));
+    }
     const channel = requestChannel();
-    if (!isTraced(channel)) return exchange();
+    if (!isTraced(channel)) return this.#exchange(request, outgoing, init, call, token, attempt, started);
     // The traced function returns nothing: the TracingChannel would put its result (the Response) on the context.
-    const trace: RequestTrace = { method, route, origin: this.#origin, attempt };
+    const trace: RequestTrace = { method: call.method, route: call.route, origin: this.#origin, attempt };
     let response: Response | undefined;
     await channel.tracePromise(async () => {
       try {
-        response = await exchange();
+        response = await this.#exchange(request, outgoing, init, call, token, attempt, started);
         trace.status = response.status;
       } finally {
         trace.durationMs = performance.now() - started;
       }
     }, trace);
     return response as Response;
+  }
+
+  /** fetch, and the answer's body read up to `maxResponseBytes`; the log line and `onResponse`; fetch's failures typed. */
+  async #exchange(request: Request, outgoing: Request, init: RequestInit | undefined, call: Call, token: string, attempt: number, started: number): Promise<Response> {
+    const { hooks, logger } = this.#config;
+    const log =
+      logger &&
+      ((outcome: number | string) =>
+        logAttempt(logger, { method: call.method, path: new URL(request.url).pathname, outcome, durationMs: performance.now() - started, retry: attempt - 1 }));
+    try {
+      const response = await readBody(await this.#config.fetch(outgoing, init), this.#config.maxResponseBytes);
+      log?.(response.status);
+      if (hooks.onResponse !== undefined) {
+        callHook(hooks.onResponse, () => ({
+          method: call.method,
+          url: request.url,
+          route: call.route,
+          attempt,
+          status: response.status,
+          headers: headersView(response.headers, token),
+          requestId: requestIdOf(response, [token]),
+          durationMs: performance.now() - started,
+        }));
+      }
+      return response;
+    } catch (error) {
+      log?.(request.signal.aborted ? 'aborted' : errorName(error));
+      // An abort (the caller's, or the time-out) keeps its own error; so do the SDK's own (a body over the limit).
+      if (request.signal.aborted || error instanceof PostSchedError) throw error;
+      const detail = error instanceof Error ? describeNetworkError(error, [token]) : 'the fetch function failed';
+      // A streamed upload is sent with redirect 'error' (see #send): fetch fails on a redirect without showing it.
+      if (call.body !== undefined && /redirect/i.test(detail)) {
+        throw new RedirectError(0, undefined, new Headers(), `The service answered the upload with a redirect, which the SDK does not follow (${detail}). If the API moved, set \`baseUrl\` to its new address.`);
+      }
+      // Anything else a fetch throws (the runtime's TypeError, or whatever a custom fetch builds, which may hold
+      // the Request or its init) becomes a ConnectionError holding only a sanitized copy of its chain.
+      throw new ConnectionError(`Could not reach ${this.#origin}: ${detail}. Check the base URL and the network.`, {
+        cause: sanitizeCause(error, 0, [token]),
+      });
+    }
   }
 
   /** A 2xx answer: its JSON parsed and checked by the resource's `parse`. */
