@@ -37,7 +37,7 @@ import { checkedHeaders, setChecked } from './headers.js';
 import { callHook, headersView, type Hooks } from './hooks.js';
 import { logAttempt, type Logger } from './logger.js';
 import { retryAfterMs, retryDelay } from './retry.js';
-import { isTraced, requestChannel, type RequestTrace } from './tracing.js';
+import { isTraced, requestChannel, type RequestTrace, type TracingChannelLike } from './tracing.js';
 
 /**
  * What `new Headers(…)` takes. Not the DOM's `HeadersInit` name: @types/node declares `Headers` but not
@@ -259,9 +259,15 @@ export class Pipeline {
    * One attempt, as ky's `fetch`, inside its time-out: the token (refreshed first after a 401), the hooks, tracing,
    * the log line, fetch, and the answer's body read up to `maxResponseBytes`.
    */
-  async #send(request: Request, init: RequestInit | undefined, call: Call, preset: string | undefined): Promise<Response> {
-    const { tokens, hooks } = this.#config;
-    // A token wait ends with the call: the caller's abort and the time-out both abort `request.signal`.
+  #send(request: Request, init: RequestInit | undefined, call: Call, preset: string | undefined): Promise<Response> {
+    // The usual case without a promise more: a token at hand and no 401 to refresh after.
+    const token = call.refused === undefined ? (call.token ??= this.#config.tokens.peek()) : undefined;
+    return token === undefined ? this.#sendWhenTokenReady(request, init, call, preset) : this.#sendWith(token, request, init, call, preset);
+  }
+
+  /** The token wait, then the attempt: it ends with the call (the caller's abort and the time-out abort `request.signal`). */
+  async #sendWhenTokenReady(request: Request, init: RequestInit | undefined, call: Call, preset: string | undefined): Promise<Response> {
+    const { tokens } = this.#config;
     if (call.refused !== undefined && call.token === call.refused) {
       const fresh = await untilAborted(tokens.refresh(call.refused), request.signal);
       // No newer token: the 401 stands (the next call will try again).
@@ -269,34 +275,37 @@ export class Pipeline {
       call.token = fresh;
     }
     const token = (call.token ??= tokens.peek() ?? (await untilAborted(tokens.get(), request.signal)));
-    // ky hands each attempt its own Request, so the header can be set in place. A streamed body never goes
-    // through ky (its clone for retries would tee it: the idle branch would hold the whole upload) and is attached
-    // here, with `redirect: 'error'`: in any other mode fetch clones the request, and so tees the body, itself.
-    const outgoing =
-      call.body === undefined
-        ? request
-        : new Request(request, { body: call.body.create(request.signal), duplex: 'half', redirect: 'error' } as RequestInit);
-    if (token !== preset) outgoing.headers.set('authorization', `Bearer ${token}`); // RFC 6750 §2.1
-    call.sentTokens.push(token);
-    const attempt = ++call.sent;
-    const started = performance.now();
-    if (hooks.onRequest !== undefined) {
-      callHook(hooks.onRequest, () => ({ method: call.method, url: request.url, route: call.route, attempt, headers: headersView(outgoing.headers, token) }));
-    }
-    const channel = requestChannel();
-    if (!isTraced(channel)) return this.#exchange(request, outgoing, init, call, token, attempt, started);
-    // The traced function returns nothing: the TracingChannel would put its result (the Response) on the context.
-    const trace: RequestTrace = { method: call.method, route: call.route, origin: this.#origin, attempt };
-    let response: Response | undefined;
-    await channel.tracePromise(async () => {
-      try {
-        response = await this.#exchange(request, outgoing, init, call, token, attempt, started);
-        trace.status = response.status;
-      } finally {
-        trace.durationMs = performance.now() - started;
+    return this.#sendWith(token, request, init, call, preset);
+  }
+
+  /**
+   * The request as sent (token, streamed body), `onRequest`, and the exchange, traced when anyone listens. Not async
+   * (one promise less per call): what it throws is returned as a rejection, as ky's time-out expects of a fetch.
+   */
+  #sendWith(token: string, request: Request, init: RequestInit | undefined, call: Call, preset: string | undefined): Promise<Response> {
+    try {
+      // ky hands each attempt its own Request, so the header can be set in place. A streamed body never goes
+      // through ky (its clone for retries would tee it: the idle branch would hold the whole upload) and is attached
+      // here, with `redirect: 'error'`: in any other mode fetch clones the request, and so tees the body, itself.
+      const outgoing =
+        call.body === undefined
+          ? request
+          : new Request(request, { body: call.body.create(request.signal), duplex: 'half', redirect: 'error' } as RequestInit);
+      if (token !== preset) outgoing.headers.set('authorization', `Bearer ${token}`); // RFC 6750 §2.1
+      call.sentTokens.push(token);
+      const attempt = ++call.sent;
+      const started = performance.now();
+      const { onRequest } = this.#config.hooks;
+      if (onRequest !== undefined) {
+        callHook(onRequest, () => ({ method: call.method, url: request.url, route: call.route, attempt, headers: headersView(outgoing.headers, token) }));
       }
-    }, trace);
-    return response as Response;
+      const channel = requestChannel();
+      if (!isTraced(channel)) return this.#exchange(request, outgoing, init, call, token, attempt, started);
+      const trace: RequestTrace = { method: call.method, route: call.route, origin: this.#origin, attempt };
+      return traced(channel, trace, started, () => this.#exchange(request, outgoing, init, call, token, attempt, started));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** fetch, and the answer's body read up to `maxResponseBytes`; the log line and `onResponse`; fetch's failures typed. */
@@ -429,6 +438,20 @@ function notJsonMessage(method: string, path: string, response: Response): strin
     `${type ? ` (content-type ${scrub(type.slice(0, 100))})` : ''}; the raw text is on \`error.body\`.` +
     (method === 'GET' ? '' : ' The status says the service acted on the request.')
   );
+}
+
+/** One attempt on the TracingChannel; the traced function returns nothing (the channel would put its result on the context). */
+async function traced(channel: TracingChannelLike, trace: RequestTrace, started: number, exchange: () => Promise<Response>): Promise<Response> {
+  let response: Response | undefined;
+  await channel.tracePromise(async () => {
+    try {
+      response = await exchange();
+      trace.status = response.status;
+    } finally {
+      trace.durationMs = performance.now() - started;
+    }
+  }, trace);
+  return response as Response;
 }
 
 /** `promise`, or a rejection with the signal's reason as soon as it aborts (the promise itself runs on). */
