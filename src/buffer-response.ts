@@ -65,28 +65,17 @@ function readCapped(response: Response, maxBytes: number, hint: string | undefin
  * what `over()` gives (or throws). The one capped read: API and token answers here, the fake service's request
  * bodies, webhook deliveries (src/webhooks/read-body.ts).
  */
-export async function readStream<T = undefined>(stream: ReadableStream<Uint8Array>, limit: number, over: () => T = () => undefined as T): Promise<Uint8Array | T> {
+export async function readStream<T = undefined>(stream: ReadableStream<Uint8Array>, limit: number, over: () => T = noop as () => T): Promise<Uint8Array | T> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
+  for (let size = 0, next; !(next = await reader.read()).done; chunks.push(next.value)) {
+    if ((size += next.value.byteLength) > limit) {
       await reader.cancel().catch(noop);
       return over();
     }
-    chunks.push(value);
   }
-  if (chunks.length === 1) return chunks[0] as Uint8Array;
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  // One chunk (a small answer) as it came; more are joined by the runtime.
+  return chunks.length === 1 ? (chunks[0] as Uint8Array) : new Uint8Array(await new Blob(chunks as Uint8Array<ArrayBuffer>[]).arrayBuffer());
 }
 
 function noop(): void {}
