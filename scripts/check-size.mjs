@@ -29,7 +29,9 @@
 //   raw calls check their query values (no `[object Object]` or `NaN` sent), `parse`, and paginate's limit,
 //   pageSize and parseItem; PostSched checks `fetch` (one optionalFunction for every function option): ceiling
 //   31.05 KB.
-//   Issue 16 owns the way down to its 24 KB target.
+//   Issue 16 owns the way down to its 24 KB target. Issue 22: 28.25 KB, the webhook names out of the main entry
+//   (-2.6 KB: a receiver imports @postsched/sdk/webhooks) and oauth4webapi's OpenID code-response path no longer
+//   reached (-0.33 KB), the request path's loop and the one option check in: ceiling 28.3 KB.
 // - Webhooks entry: 2.8 KB, then 4.4 KB when createWebhookHandler joined it (issue 14); what a user pays is
 //   measured per use since. Verifier (`verifyWebhook`, `verifyWebhookRequest`, `WebhookVerificationError`): 2.52
 //   KB, 2.86 KB after reading the body capped and only after the header checks (issue 12 item 6), 2.94 KB with an
@@ -43,16 +45,21 @@
 //   12's hardening, 25.91 KB with it, 27.89 KB with issue 15 (the client's raw methods, hooks and tracing are
 //   in `PostSched`), 28.08 KB with the request path's readBody / readableCopy (issue 16): ceiling 28.2 KB; 28.22 KB
 //   (+0.14 KB) with the hook views' credential hiding and withOptions() refusing a baseUrl or auth: ceiling 28.25 KB;
-//   28.26 KB with the raw calls' input checks above: ceiling 28.3 KB.
+//   28.26 KB with the raw calls' input checks above: ceiling 28.3 KB. Issue 22: 27.93 KB: ceiling 28.0 KB.
+// - Issue 22 raised the webhook ceilings, by 0.17–0.24 KB: the one option check (`toleranceSeconds`, `maxBodyBytes`
+//   are ValidationErrors from `integerOption` like every numeric option: +0.13 KB with ValidationError), the verify
+//   sequence assembled once for verifyWebhook, verifyWebhookRequest and the handler (+0.05 KB), `code` beside
+//   `reason`. `verifyWebhook` alone 2.64 KB, with verifyWebhookRequest 3.10 KB, the handler 4.10 KB (its 4.0 KB
+//   target now missed), the entry 4.57 KB.
 import { relative } from 'node:path';
 import { bundleBreakdown, bundleSize, buildWithSourceMaps, DEPENDENCIES, groupOf, USER_BUNDLES } from './bundle-size.mjs';
 
 const KB = 1024;
 /** Ceilings of the USER_BUNDLES rows, by label. */
 const CEILINGS = {
-  'whole main entry (export *)': 31.05 * KB,
-  'server app: { OAuthClient, TokenManager, PostSched }': 28.3 * KB,
-  'webhook verifier alone: { verifyWebhook }': 2.47 * KB,
+  'whole main entry (export *)': 28.3 * KB,
+  'server app: { OAuthClient, TokenManager, PostSched }': 28.0 * KB,
+  'webhook verifier alone: { verifyWebhook }': 2.66 * KB,
 };
 const rows = [
   ...USER_BUNDLES.map((bundle) => ({ ...bundle, ceiling: CEILINGS[bundle.label] })),
@@ -62,11 +69,11 @@ const rows = [
     label: '  + verifyWebhookRequest, WebhookVerificationError',
     file: 'dist/webhooks/index.js',
     names: ['verifyWebhook', 'verifyWebhookRequest', 'WebhookVerificationError'],
-    ceiling: 2.9 * KB,
+    ceiling: 3.12 * KB,
   },
   // Its target: stay under standardwebhooks' verifier alone (4.8 KB, bench/RESULTS.md) with a margin.
-  { label: 'webhook handler alone: { createWebhookHandler }', file: 'dist/webhooks/index.js', names: ['createWebhookHandler'], target: 4 * KB, ceiling: 4.0 * KB },
-  { label: 'webhooks entry (export *)', file: 'dist/webhooks/index.js', ceiling: 4.36 * KB },
+  { label: 'webhook handler alone: { createWebhookHandler }', file: 'dist/webhooks/index.js', names: ['createWebhookHandler'], target: 4 * KB, ceiling: 4.12 * KB },
+  { label: 'webhooks entry (export *)', file: 'dist/webhooks/index.js', ceiling: 4.6 * KB },
 ];
 
 const kb = (bytes) => `${(bytes / KB).toFixed(2)} KB`;
