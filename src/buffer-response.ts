@@ -81,12 +81,11 @@ export async function readStream<T = undefined>(stream: ReadableStream<Uint8Arra
 function noop(): void {}
 
 /**
- * The text of an answer: decoded from the bytes `readBody` / `bufferResponse` kept; any other answer is read
- * through a clone.
+ * The text of an answer `readBody` or `bufferResponse` read (`''` for one without a body), at once: the pipeline
+ * parses it without another promise.
  */
-export async function responseText(response: Response): Promise<string> {
+export function responseText(response: Response): string {
   const bytes = (response as Buffered)[BYTES];
   // UTF-8 with the BOM stripped, as Response.text() decodes.
-  if (bytes !== undefined) return decoder.decode(bytes);
-  return response.bodyUsed || response.body === null ? '' : response.clone().text();
+  return bytes === undefined ? '' : decoder.decode(bytes);
 }

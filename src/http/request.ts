@@ -225,7 +225,7 @@ export class Pipeline {
       call.last = response;
       // Like fetch, an aborted call rejects with the signal's reason (an AbortError unless the caller gave one).
       if (signal?.aborted === true) throw signal.reason;
-      if (response?.ok === true) return this.#parse(spec, response, call.sentTokens);
+      if (response?.ok === true) return parse(spec, response, call.sentTokens);
       if (failure !== undefined) {
         if (isTimeoutError(failure)) failure = new TimeoutError(timeoutMs);
       } else if (response!.status === 401 && call.refused === undefined && spec.body?.replayable !== false) {
@@ -240,7 +240,7 @@ export class Pipeline {
         maxRetryAfterMs: config.maxRetryAfterMs,
         maxRetries,
       });
-      if (delayMs === undefined) throw response === undefined ? failure : await this.#apiError(response, call.sentTokens);
+      if (delayMs === undefined) throw response === undefined ? failure : apiError(response, call.sentTokens);
       retries++;
       if (config.hooks.onRetry !== undefined) callHook(config.hooks.onRetry, () => ({
         method: spec.method,
@@ -348,30 +348,6 @@ export class Pipeline {
     }
   }
 
-  /** A 2xx answer: its JSON parsed and checked by the resource's `parse`. */
-  async #parse<T>(spec: RequestSpec<T>, response: Response, sentTokens: string[]): Promise<PipelineResult<T>> {
-    const text = await responseText(response);
-    const raw = parseBody(text);
-    if (typeof raw === 'string') {
-      throw new ResponseValidationError(notJsonMessage(spec.method, spec.path, response), [], scrubSecrets(text, sentTokens));
-    }
-    let data: T;
-    try {
-      data = spec.parse(raw);
-    } catch (error) {
-      // The raw body goes on the error, but never an access token the server echoed into it.
-      if (!(error instanceof ResponseValidationError)) throw error;
-      throw new ResponseValidationError(error.message, error.path, scrubValue(error.body, sentTokens));
-    }
-    return { data, response, requestId: requestIdOf(response, sentTokens) };
-  }
-
-  /** The typed error of a failed answer (errors section of the Assumptions table: the status picks the class). */
-  async #apiError(response: Response, sentTokens: string[]): Promise<PostSchedError> {
-    const body = parseBody(await responseText(response).catch(() => ''));
-    const wait = response.status === 429 ? retryAfterMs(response.headers) : undefined;
-    return makeAPIError(response.status, body, response.headers, { secrets: sentTokens, ...(wait === undefined ? {} : { retryAfterMs: wait }) });
-  }
 }
 
 function withoutUndefined(query: Record<string, string | number | boolean | undefined>): Record<string, string | number | boolean> {
@@ -382,6 +358,31 @@ function withoutUndefined(query: Record<string, string | number | boolean | unde
 function requestIdOf(response: Response, tokens: readonly string[]): string | undefined {
   const id = response.headers.get('x-request-id');
   return id === null ? undefined : scrubSecrets(id, tokens);
+}
+
+/** A 2xx answer: its JSON parsed and checked by the resource's `parse`. */
+function parse<T>(spec: RequestSpec<T>, response: Response, sentTokens: string[]): PipelineResult<T> {
+  const text = responseText(response);
+  const raw = parseBody(text);
+  if (typeof raw === 'string') {
+    throw new ResponseValidationError(notJsonMessage(spec.method, spec.path, response), [], scrubSecrets(text, sentTokens));
+  }
+  let data: T;
+  try {
+    data = spec.parse(raw);
+  } catch (error) {
+    // The raw body goes on the error, but never an access token the server echoed into it.
+    if (!(error instanceof ResponseValidationError)) throw error;
+    throw new ResponseValidationError(error.message, error.path, scrubValue(error.body, sentTokens));
+  }
+  return { data, response, requestId: requestIdOf(response, sentTokens) };
+}
+
+/** The typed error of a failed answer (errors section of the Assumptions table: the status picks the class). */
+function apiError(response: Response, sentTokens: string[]): PostSchedError {
+  const body = parseBody(responseText(response));
+  const wait = response.status === 429 ? retryAfterMs(response.headers) : undefined;
+  return makeAPIError(response.status, body, response.headers, { secrets: sentTokens, ...(wait === undefined ? {} : { retryAfterMs: wait }) });
 }
 
 /** Picks the error class for an HTTP status (errors section of the Assumptions table): the classification of an answer. */
