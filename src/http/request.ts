@@ -398,28 +398,21 @@ export function makeAPIError(
     body = scrubValue(body, secrets);
     headers = scrubHeaders(headers, secrets);
   }
-  if (status === 0 || (status >= 300 && status < 400)) return new RedirectError(status, body, headers, message);
-  switch (status) {
-    case 400:
-      return new BadRequestError(status, body, headers, message);
-    case 401:
-      return new AuthenticationError(status, body, headers, message);
-    case 403:
-      return new PermissionDeniedError(status, body, headers, message);
-    case 404:
-      return new NotFoundError(status, body, headers, message);
-    case 409:
-      return new ConflictError(status, body, headers, message);
-    case 422:
-      return new UnprocessableEntityError(status, body, headers, message);
-    case 429:
-      return new RateLimitError(status, body, headers, message, retryAfterMs);
-    default:
-      return status >= 500
-        ? new InternalServerError(status, body, headers, message)
-        : new APIError(status, body, headers, message);
-  }
+  const ErrorClass =
+    status === 0 || (status >= 300 && status < 400) ? RedirectError : (ERROR_CLASSES[status] ?? (status >= 500 ? InternalServerError : APIError));
+  return new ErrorClass(status, body, headers, message, retryAfterMs);
 }
+
+/** The class of each status with one of its own (a wait is passed to each; only RateLimitError takes it). */
+const ERROR_CLASSES: Partial<Record<number, new (status: number, body: unknown, headers: Headers, message?: string, retryAfterMs?: number) => APIError>> = {
+  400: BadRequestError,
+  401: AuthenticationError,
+  403: PermissionDeniedError,
+  404: NotFoundError,
+  409: ConflictError,
+  422: UnprocessableEntityError,
+  429: RateLimitError,
+};
 
 /** JSON when it parses, else the text; `undefined` for an empty body. */
 function parseBody(text: string): unknown {
