@@ -260,8 +260,9 @@ export class Pipeline {
    * the log line, fetch, and the answer's body read up to `maxResponseBytes`.
    */
   #send(request: Request, init: RequestInit | undefined, call: Call, preset: string | undefined): Promise<Response> {
-    // The usual case without a promise more: a token at hand and no 401 to refresh after.
-    const token = call.refused === undefined ? (call.token ??= this.#config.tokens.peek()) : undefined;
+    // The token is read per attempt (a retry after a long wait uses a token refreshed meanwhile); the usual case, a
+    // token at hand and no 401 to refresh after, goes on without a promise more.
+    const token = call.refused !== undefined ? undefined : call.sent === 0 ? call.token : (call.token = this.#config.tokens.peek());
     return token === undefined ? this.#sendWhenTokenReady(request, init, call, preset) : this.#sendWith(token, request, init, call, preset);
   }
 
