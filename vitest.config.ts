@@ -33,7 +33,6 @@ export default defineConfig({
     reporters: ['default', './test/support/summary-reporter.ts'],
     // Provisions redis-server and chromium once per run (installs them on a fresh Debian machine as root).
     globalSetup: ['./test/support/global-setup.ts'],
-    setupFiles: ['./test/support/preload-ky.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [

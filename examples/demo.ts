@@ -21,16 +21,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline/promises';
-import {
-  OAuthClient,
-  PostSched,
-  TokenManager,
-  verifyWebhook,
-  WebhookVerificationError,
-  type Scope,
-  type TokenSet,
-  type WebhookEvent,
-} from '@postsched/sdk';
+import { OAuthClient, PostSched, TokenManager, type Scope, type TokenSet } from '@postsched/sdk';
+import { verifyWebhook, WebhookVerificationError, type WebhookEvent } from '@postsched/sdk/webhooks';
 import { createFakeService, type WireProfile } from '@postsched/sdk/testing';
 
 const SCOPES: Scope[] = ['accounts:read', 'posts:read', 'posts:write', 'media:write', 'analytics:read'];

@@ -5,6 +5,8 @@
  * leaves half a file), a file only its owner can read (mode 0o600: it holds a refresh token, a password), and a
  * lock that makes one process's TokenManagers refresh one at a time.
  *
+ *   npm install @postsched/sdk && npm install -D tsx   # tsx runs the TypeScript file as it is
+ *
  * Against the local mock of the service (in a clone of this repository, `npm run mock` instead of `npx postsched mock`):
  *   npx postsched mock                                     # terminal 1: paste its export lines into terminal 2
  *   npx postsched login --out .postsched/tokens.json       # terminal 2: open the URL it prints, Allow

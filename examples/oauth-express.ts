@@ -8,9 +8,11 @@
  * `UserClients` serves every user, keeping at most `maxUsers` of them cached. Each failure a user can cause gets a
  * page that says what to do.
  *
+ *   npm install @postsched/sdk express && npm install -D tsx @types/express   # tsx runs the TypeScript file
+ *
  * Against the local mock of the service (in a clone of this repository, `npm run mock` instead of `npx postsched mock`):
  *   npx postsched mock                    # terminal 1: paste its export lines into terminal 2
- *   npx tsx examples/oauth-express.ts     # terminal 2 (needs express: npm install express)
+ *   npx tsx examples/oauth-express.ts     # terminal 2
  * then open http://127.0.0.1:3000 and connect: the mock shows a consent page, Allow lands on your accounts.
  *
  * Against a real service, set POSTSCHED_BASE_URL, POSTSCHED_CLIENT_ID, POSTSCHED_CLIENT_SECRET and

@@ -7,7 +7,8 @@
  * `http.response.status_code`, and errors recorded on their span. The route is the template: ids stay out of span
  * names, so they group well. Headers, tokens and bodies are never published on the channel.
  *
- *   npm install @opentelemetry/api @opentelemetry/sdk-trace-base @opentelemetry/semantic-conventions
+ *   npm install @postsched/sdk @opentelemetry/api @opentelemetry/sdk-trace-base @opentelemetry/semantic-conventions
+ *   npm install -D tsx                      # runs the TypeScript file as it is
  *
  * Against the local mock of the service (in a clone of this repository, `npm run mock` instead of `npx postsched mock`):
  *   npx postsched mock                      # terminal 1: paste its export lines into terminal 2

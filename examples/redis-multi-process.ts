@@ -6,7 +6,7 @@
  * Needs a Redis server (6.2 or newer) and the ioredis client:
  *   sudo apt-get install redis-server   # Debian/Ubuntu: starts one on 127.0.0.1:6379
  *   brew install redis && brew services start redis   # macOS
- *   npm install ioredis
+ *   npm install @postsched/sdk ioredis && npm install -D tsx
  *
  * Against the local mock of the service (in a clone of this repository, `npm run mock` instead of `npx postsched mock`):
  *   npx postsched mock                                       # terminal 1: paste its export lines into terminal 2

@@ -6,6 +6,8 @@
  * idempotency key (so the SDK may retry it safely), one user-facing answer per error class, listing scheduled
  * posts with `for await`, and cancelling a post.
  *
+ *   npm install @postsched/sdk && npm install -D tsx   # tsx runs the TypeScript file as it is
+ *
  * Against the local mock of the service (in a clone of this repository, `npm run mock` instead of `npx postsched mock`):
  *   npx postsched mock                    # terminal 1: paste its export lines into terminal 2
  *   npx tsx examples/schedule-post.ts     # terminal 2

@@ -1,6 +1,7 @@
 /**
  * Receive Post Scheduling Service webhooks in a Cloudflare Worker.
  *
+ *   npm install @postsched/sdk
  *   npx wrangler secret put POSTSCHED_WEBHOOK_SECRET     then deploy this file as the worker's main module
  *
  * Wrangler resolves @postsched/sdk with its `workerd` condition: the Web Crypto build, no Node.js compatibility

@@ -1,6 +1,7 @@
 /**
  * Receive Post Scheduling Service webhooks in Express.
  *
+ *   npm install @postsched/sdk express && npm install -D tsx @types/express   # tsx runs the TypeScript file
  *   POSTSCHED_WEBHOOK_SECRET=whsec_… npx tsx examples/webhooks-express.ts
  *
  * createWebhookHandler verifies each delivery on its raw bytes, runs the handler of its event once (a retried

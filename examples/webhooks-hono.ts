@@ -1,6 +1,7 @@
 /**
  * Receive Post Scheduling Service webhooks with Hono.
  *
+ *   npm install @postsched/sdk hono @hono/node-server && npm install -D tsx   # tsx runs the TypeScript file
  *   POSTSCHED_WEBHOOK_SECRET=whsec_… npx tsx examples/webhooks-hono.ts
  *
  * Under Node this file serves itself with @hono/node-server; on Bun or Deno, `export default app` is all it takes

@@ -1,6 +1,8 @@
 /**
  * Receive Post Scheduling Service webhooks in a Next.js app router route handler.
  *
+ *   npm install @postsched/sdk
+ *
  * Save as app/api/webhooks/postsched/route.ts and set POSTSCHED_WEBHOOK_SECRET; the webhook URL is then
  * https://<your app>/api/webhooks/postsched. Runs on the Node.js and the Edge runtime alike.
  *

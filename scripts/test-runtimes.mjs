@@ -4,7 +4,8 @@
 // which resolve the `node` export condition), and the default, Web Crypto entry in the edge: worker.mjs bundled as
 // wrangler bundles for workerd and as Next.js bundles for Vercel's edge-runtime, and served by Deno and Bun with
 // `--conditions=worker` (edge.mjs drives each against the fake service on 127.0.0.1; examples/webhooks-cloudflare.ts
-// runs beside it in workerd). Runtimes come from npm
+// runs beside it in workerd); and the same worker bundled into one file by Rollup (`output.file`) and by webpack
+// (`target: 'webworker'`), each run in workerd. Runtimes come from npm
 // (scripts/install-runtimes.sh, cached in .tmp/runtimes).
 // Node 20 also compiles check.ts/check.cts with tsc (node16 and bundler resolution); Deno also runs `deno check`.
 // Prints one line per runtime and `N passed, M failed`; exits 1 if any runtime failed.
@@ -19,6 +20,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { build as esbuild } from 'esbuild';
+import { nodeResolve } from '@rollup/plugin-node-resolve';
+import { rollup } from 'rollup';
+import webpack from 'webpack';
 
 const execFile = promisify(execFileCb);
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -127,6 +131,47 @@ for (const { file, holds = sdkEntries, ...options } of edgeBundles) {
   console.log(`  bundle ${file} (${seconds(t)})`);
 }
 
+// The same worker as two other bundlers make it, each into ONE file (issue 22: a lazy `import()` in the default
+// entry made webpack emit a second chunk it loads with importScripts from a path it cannot work out, and Rollup
+// refuse `output.file`): Rollup's `output.file` (an ES module worker) and webpack's `target: 'webworker'` (a service
+// worker script, sw.mjs), both run in workerd below.
+const otherBundlers = {
+  'worker.rollup.js': async (file) => {
+    const bundle = await rollup({
+      input: join(smoke, 'worker.mjs'),
+      plugins: [nodeResolve({ exportConditions: ['workerd', 'worker', 'browser'], browser: true, preferBuiltins: false })],
+      onwarn: (warning) => {
+        throw new Error(warning.message);
+      },
+    });
+    await bundle.write({ file: join(smoke, file), format: 'es' });
+    await bundle.close();
+    return bundle.watchFiles; // every module it read
+  },
+  'worker.webpack.sw.js': (file) =>
+    new Promise((resolve, reject) => {
+      const config = { mode: 'production', target: 'webworker', context: smoke, entry: './sw.mjs', devtool: false, output: { path: smoke, filename: file } };
+      webpack(config, (error, stats) => {
+        if (error || stats.hasErrors()) return reject(error ?? new Error(stats.toString('errors-only')));
+        const { assets, modules } = stats.toJson({ all: false, assets: true, modules: true, nestedModules: true, orphanModules: true });
+        if (assets.length !== 1) return reject(new Error(`webpack emitted ${assets.length} files: ${assets.map((a) => a.name).join(', ')}`));
+        resolve(modules.flatMap((m) => [m, ...(m.modules ?? [])]).map((m) => m.nameForCondition ?? m.name ?? ''));
+      });
+    }),
+};
+for (const [file, bundle] of Object.entries(otherBundlers)) {
+  const t = Date.now();
+  const inputs = await bundle(file).catch((error) => ({ error }));
+  const entries = inputs.error ? [] : [...new Set(inputs.filter((f) => f.includes('@postsched/sdk/dist/')).map((f) => f.slice(f.indexOf('dist/'))))];
+  const held = entries.filter((f) => /^dist\/(webhooks\/)?(index|node)\./.test(f)).sort().join();
+  if (inputs.error || held !== sdkEntries) {
+    console.error(`test:runtimes: bundling ${file} failed${inputs.error ? `\n${inputs.error.message}` : `: it holds ${held}`}`);
+    process.exit(1);
+  }
+  bundledEntry[file] = `${held.replace(',', ' + ')} (one file: ${file.includes('rollup') ? "Rollup output.file" : "webpack target webworker"})`;
+  console.log(`  bundle ${file} (${seconds(t)})`);
+}
+
 // 5. The matrix. tsc runs while the runtimes do (its result does not depend on the engine running it).
 const tsc = join(smoke, 'node_modules/typescript/bin/tsc');
 const types = Promise.all(
@@ -147,6 +192,8 @@ const matrix = [
   { name: 'deno-web', cmd: process.execPath, argv: ['edge.mjs', 'deno', runtimes.deno], edge: true },
   { name: 'workerd', cmd: process.execPath, argv: ['edge.mjs', 'workerd', runtimes.workerd], edge: 'worker.workerd.js' },
   { name: 'edge-runtime', cmd: process.execPath, argv: ['edge.mjs', 'edge-runtime', runtimes['edge-runtime']], edge: 'worker.edge.js' },
+  { name: 'workerd-rollup', cmd: process.execPath, argv: ['edge.mjs', 'workerd', runtimes.workerd, 'worker.rollup.js'], edge: 'worker.rollup.js' },
+  { name: 'workerd-webpack', cmd: process.execPath, argv: ['edge.mjs', 'workerd', runtimes.workerd, 'worker.webpack.sw.js'], edge: 'worker.webpack.sw.js' },
 ];
 
 console.log('');
@@ -177,7 +224,7 @@ for (const entry of matrix) {
   }
   const ok = problems.length === 0;
   if (ok) passed += 1;
-  console.log(`${ok ? 'ok  ' : 'FAIL'} ${entry.name.padEnd(12)} ${seconds(t).padStart(6)}  ${summary}`);
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${entry.name.padEnd(15)} ${seconds(t).padStart(6)}  ${summary}`);
   for (const problem of problems) console.log(problem.replace(/^/gm, '       | '));
 }
 

@@ -1,7 +1,7 @@
 // TypeDoc plugin for `npm run docs`:
 // - names each module after the import path users type (`@postsched/sdk/webhooks`), not after its file;
-// - leaves out the error classes' `[ERROR_ID]` and `[Symbol.hasInstance]` statics: they are the machinery of
-//   cross-copy `instanceof` (explained on PostSchedError), not something a user calls or reads.
+// - leaves out PostSchedError's `[Symbol.hasInstance]` static: it is the machinery of cross-copy `instanceof`
+//   (explained on PostSchedError), not something a user calls or reads (the classes' `id` is `@internal`).
 import { Converter, ReflectionKind } from 'typedoc';
 
 const MODULE_NAMES = {
@@ -11,7 +11,7 @@ const MODULE_NAMES = {
   redis: '@postsched/sdk/redis',
   schedule: '@postsched/sdk/schedule',
 };
-const HIDDEN_STATICS = new Set(['[ERROR_ID]', '[hasInstance]']);
+const HIDDEN_STATICS = new Set(['[hasInstance]']);
 
 /** @param {import('typedoc').Application} app */
 export function load(app) {

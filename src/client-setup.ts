@@ -8,7 +8,7 @@ import { checkBaseUrl } from './base-url.js';
 import { checkedHeaders } from './http/headers.js';
 import type { PipelineConfig } from './http/request.js';
 import { userAgent } from './http/user-agent.js';
-import { invalidOption, optionalFunction } from './invalid-option.js';
+import { integerOption, MAX_RETRIES, MAX_TIMEOUT_MS, optionalFunction } from './invalid-option.js';
 
 /** The options of a client (without `auth`) and the pipeline settings made from them. */
 export interface ClientSetup {
@@ -26,9 +26,6 @@ export const CLIENT_SETUP: unique symbol = Symbol('PostSched setup');
 /** Default `maxResponseBytes`: 32 MiB, thousands of times a page of posts, far below what would hurt a process. */
 const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
-/** `setTimeout`'s ceiling (ky refuses more). */
-const MAX_TIMEOUT_MS = 2_147_483_647;
-
 /** Looked up per call, so a fetch patched after the client was built (msw, tracing) is used. */
 const globalFetch = (input: Request, init?: RequestInit): Promise<Response> => globalThis.fetch(input, init);
 
@@ -43,21 +40,13 @@ export function setUpClient(options: Omit<PostSchedOptions, 'auth'>): ClientSetu
     baseUrl,
     origin: new URL(baseUrl).origin,
     headers: { ...Object.fromEntries(headers), accept: 'application/json' },
-    timeoutMs: checkNumber(options.timeoutMs, 'timeoutMs', 30_000, 1, MAX_TIMEOUT_MS),
-    maxRetries: checkNumber(options.maxRetries, 'maxRetries', 2, 0, 10),
-    maxRetryAfterMs: checkNumber(options.maxRetryAfterMs, 'maxRetryAfterMs', 60_000, 0, MAX_TIMEOUT_MS),
-    maxResponseBytes: checkNumber(options.maxResponseBytes, 'maxResponseBytes', DEFAULT_MAX_RESPONSE_BYTES, 1, Number.MAX_SAFE_INTEGER),
+    timeoutMs: integerOption(options.timeoutMs, 'timeoutMs', 30_000, 1, MAX_TIMEOUT_MS),
+    maxRetries: integerOption(options.maxRetries, 'maxRetries', 2, 0, MAX_RETRIES),
+    maxRetryAfterMs: integerOption(options.maxRetryAfterMs, 'maxRetryAfterMs', 60_000, 0, MAX_TIMEOUT_MS),
+    maxResponseBytes: integerOption(options.maxResponseBytes, 'maxResponseBytes', DEFAULT_MAX_RESPONSE_BYTES, 1, Number.MAX_SAFE_INTEGER),
     fetch: optionalFunction(options.fetch, 'fetch') ?? globalFetch,
     logger: options.logger,
     hooks: { onRequest: optionalFunction(options.onRequest, 'onRequest'), onResponse: optionalFunction(options.onResponse, 'onResponse'), onRetry: optionalFunction(options.onRetry, 'onRetry') },
   };
   return { options, config };
-}
-
-function checkNumber(value: number | undefined, name: string, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    invalidOption(name, `must be an integer from ${min} to ${max}.`);
-  }
-  return value;
 }

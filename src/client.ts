@@ -18,20 +18,19 @@ import { Accounts } from './resources/accounts.js';
 import { Analytics } from './resources/analytics.js';
 import { Media } from './resources/media.js';
 import { Posts } from './resources/posts.js';
-import { invalidOption, optionalFunction } from './invalid-option.js';
+import { integerOption, invalidOption, MAX_RETRIES, MAX_TIMEOUT_MS, optionalFunction } from './invalid-option.js';
 import { inspectAs } from './oauth/inspect.js';
 
 export type { Auth } from './http/auth.js';
 export type { Logger } from './http/logger.js';
-export { APIPromise, type PipelineResult, type WithResponse } from './http/api-promise.js';
+export { APIPromise, type WithResponse } from './http/api-promise.js';
 export type { Hooks, RequestHookInfo, ResponseHookInfo, RetryHookInfo } from './http/hooks.js';
 export type { RawQuery, RawRequestOptions, RawWriteOptions } from './http/raw.js';
-export type { RateLimitInfo } from './http/rate-limit.js';
+export type { RateLimitInfo } from './rate-limit.js';
 export { REQUEST_CHANNEL, type RequestTrace } from './http/tracing.js';
 export { SDK_VERSION, type AppInfo } from './http/user-agent.js';
 export type { HeadersInput, RequestOptions, WriteRequestOptions } from './http/request.js';
 export type { UploadFile, UploadProgress, NodeReadableLike } from './http/multipart.js';
-export { retryAfterMs } from './http/retry.js';
 
 /** Options of `new PostSched(…)`. */
 export interface PostSchedOptions extends Hooks {

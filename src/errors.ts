@@ -4,11 +4,11 @@
  * and the errors that happen before or without an HTTP answer (`ConnectionError`, `TimeoutError`,
  * `ValidationError`, `ResponseValidationError`). No error ever holds a token, secret, code or verifier.
  */
-import { ERROR_ID, PostSchedError } from './base-error.js';
-import { parseRateLimit, type RateLimitInfo } from './http/rate-limit.js';
-import { scrub, scrubSecrets, scrubValue } from './scrub.js';
+import { PostSchedError } from './base-error.js';
+import { parseRateLimit, type RateLimitInfo } from './rate-limit.js';
+import { scrub } from './scrub.js';
 
-export { ERROR_ID, PostSchedError };
+export { PostSchedError };
 
 /**
  * The service answered with an error status. `body` is the parsed JSON body (or the text, when it was not
@@ -18,7 +18,8 @@ export { ERROR_ID, PostSchedError };
  * catch (err) { if (err instanceof APIError) console.error(err.status, err.requestId, err.body) }
  */
 export class APIError extends PostSchedError {
-  static override readonly [ERROR_ID]: string = 'APIError';
+  /** @internal */
+  static override readonly id: string = 'APIError';
   /** The HTTP status of the answer (`404`). */
   readonly status: number;
   /** The answer's headers (response headers: they never include the request's `Authorization`). */
@@ -44,7 +45,8 @@ export class APIError extends PostSchedError {
  * In a browser the target is hidden (`location` is then `undefined`).
  */
 export class RedirectError extends APIError {
-  static override readonly [ERROR_ID]: string = 'RedirectError';
+  /** @internal */
+  static override readonly id: string = 'RedirectError';
   /** Where the service redirected to (`Location`, resolved against the request URL when relative). */
   readonly location: string | undefined;
 
@@ -64,12 +66,14 @@ export class RedirectError extends APIError {
 
 /** 400: the service rejected the request as malformed. */
 export class BadRequestError extends APIError {
-  static override readonly [ERROR_ID]: string = 'BadRequestError';
+  /** @internal */
+  static override readonly id: string = 'BadRequestError';
 }
 
 /** 401: the access token was refused, even after one refresh. The user may need to authorize again. */
 export class AuthenticationError extends APIError {
-  static override readonly [ERROR_ID]: string = 'AuthenticationError';
+  /** @internal */
+  static override readonly id: string = 'AuthenticationError';
 }
 
 /**
@@ -78,7 +82,8 @@ export class AuthenticationError extends APIError {
  * `missingScope` holds it: ask the user to authorize again with that scope.
  */
 export class PermissionDeniedError extends APIError {
-  static override readonly [ERROR_ID]: string = 'PermissionDeniedError';
+  /** @internal */
+  static override readonly id: string = 'PermissionDeniedError';
   /** The scope the token lacks, when `WWW-Authenticate` names it (`posts:write`). */
   readonly missingScope: string | undefined;
 
@@ -100,17 +105,20 @@ export class PermissionDeniedError extends APIError {
 
 /** 404: no such resource (or not visible to this user). */
 export class NotFoundError extends APIError {
-  static override readonly [ERROR_ID]: string = 'NotFoundError';
+  /** @internal */
+  static override readonly id: string = 'NotFoundError';
 }
 
 /** 409: the request conflicts with the resource's state (for example deleting a published post). */
 export class ConflictError extends APIError {
-  static override readonly [ERROR_ID]: string = 'ConflictError';
+  /** @internal */
+  static override readonly id: string = 'ConflictError';
 }
 
 /** 422: the service understood the request but rejected its content. */
 export class UnprocessableEntityError extends APIError {
-  static override readonly [ERROR_ID]: string = 'UnprocessableEntityError';
+  /** @internal */
+  static override readonly id: string = 'UnprocessableEntityError';
 }
 
 /**
@@ -118,7 +126,8 @@ export class UnprocessableEntityError extends APIError {
  * `retryAfterMs` is the wait the service asked for, when it said one.
  */
 export class RateLimitError extends APIError {
-  static override readonly [ERROR_ID]: string = 'RateLimitError';
+  /** @internal */
+  static override readonly id: string = 'RateLimitError';
   /** How long the service asked to wait (`Retry-After` / `RateLimit-Reset`), in ms, when it said. */
   readonly retryAfterMs: number | undefined;
   /** What the answer's `RateLimit-*` / `X-RateLimit-*` headers said (limit, remaining, reset), when it sent them. */
@@ -141,7 +150,8 @@ export class RateLimitError extends APIError {
 
 /** 5xx: the service failed. Safe requests were already retried. */
 export class InternalServerError extends APIError {
-  static override readonly [ERROR_ID]: string = 'InternalServerError';
+  /** @internal */
+  static override readonly id: string = 'InternalServerError';
 }
 
 /**
@@ -149,7 +159,8 @@ export class InternalServerError extends APIError {
  * `cause` holds the runtime's own error (never the request, which carries the Authorization header).
  */
 export class ConnectionError extends PostSchedError {
-  static override readonly [ERROR_ID]: string = 'ConnectionError';
+  /** @internal */
+  static override readonly id: string = 'ConnectionError';
 }
 
 /**
@@ -158,7 +169,8 @@ export class ConnectionError extends PostSchedError {
  * dropped, so memory stays bounded whatever the server sends.
  */
 export class ResponseTooLargeError extends PostSchedError {
-  static override readonly [ERROR_ID]: string = 'ResponseTooLargeError';
+  /** @internal */
+  static override readonly id: string = 'ResponseTooLargeError';
   /** The limit that was reached, in bytes. */
   readonly limitBytes: number;
   /** The HTTP status of the answer whose body was too large. */
@@ -173,7 +185,8 @@ export class ResponseTooLargeError extends PostSchedError {
 
 /** The service did not answer within the time-out (per attempt). */
 export class TimeoutError extends PostSchedError {
-  static override readonly [ERROR_ID]: string = 'TimeoutError';
+  /** @internal */
+  static override readonly id: string = 'TimeoutError';
   /** The time-out that ran out, in ms. */
   readonly timeoutMs: number;
 
@@ -190,7 +203,8 @@ export class TimeoutError extends PostSchedError {
  * catch (err) { if (err instanceof ValidationError) console.error(err.path.join('.'), err.message) }
  */
 export class ValidationError extends PostSchedError {
-  static override readonly [ERROR_ID]: string = 'ValidationError';
+  /** @internal */
+  static override readonly id: string = 'ValidationError';
   /** Where in the input the problem is: `['account_ids', 0]`; empty when it is the input as a whole. */
   readonly path: ReadonlyArray<string | number>;
 
@@ -205,7 +219,8 @@ export class ValidationError extends PostSchedError {
  * `body` is the raw body as received, so nothing is lost.
  */
 export class ResponseValidationError extends PostSchedError {
-  static override readonly [ERROR_ID]: string = 'ResponseValidationError';
+  /** @internal */
+  static override readonly id: string = 'ResponseValidationError';
   /** Where in the answer the unexpected value is: `['data', 3, 'id']`. */
   readonly path: ReadonlyArray<string | number>;
   /** The answer's body as received. */
@@ -216,52 +231,6 @@ export class ResponseValidationError extends PostSchedError {
     this.path = path;
     this.body = body;
   }
-}
-
-/** Picks the error class for an HTTP status (errors section of ../shared/spec/assumptions.md). */
-export function makeAPIError(
-  status: number,
-  body: unknown,
-  headers: Headers,
-  options: { message?: string; retryAfterMs?: number; secrets?: readonly string[] } = {},
-): APIError {
-  const { message, retryAfterMs, secrets = [] } = options;
-  // A server may echo the request's credentials in its answer: they never reach the error, its body or its headers.
-  if (secrets.length > 0) {
-    body = scrubValue(body, secrets);
-    headers = scrubHeaders(headers, secrets);
-  }
-  if (status === 0 || (status >= 300 && status < 400)) return new RedirectError(status, body, headers, message);
-  switch (status) {
-    case 400:
-      return new BadRequestError(status, body, headers, message);
-    case 401:
-      return new AuthenticationError(status, body, headers, message);
-    case 403:
-      return new PermissionDeniedError(status, body, headers, message);
-    case 404:
-      return new NotFoundError(status, body, headers, message);
-    case 409:
-      return new ConflictError(status, body, headers, message);
-    case 422:
-      return new UnprocessableEntityError(status, body, headers, message);
-    case 429:
-      return new RateLimitError(status, body, headers, message, retryAfterMs);
-    default:
-      return status >= 500
-        ? new InternalServerError(status, body, headers, message)
-        : new APIError(status, body, headers, message);
-  }
-}
-
-/** `headers` itself when no value holds a secret, else a copy with the secrets cut out. */
-function scrubHeaders(headers: Headers, secrets: readonly string[]): Headers {
-  let dirty = false;
-  headers.forEach((value) => (dirty ||= scrubSecrets(value, secrets) !== value));
-  if (!dirty) return headers;
-  const copy = new Headers();
-  headers.forEach((value, name) => copy.append(name, scrubSecrets(value, secrets)));
-  return copy;
 }
 
 /** The default message of an answer, then what the caller should do about it. */

@@ -1,3 +1,5 @@
-/** `@postsched/sdk` under Node: the main entry with the `node:crypto` webhook backend. */
+/**
+ * `@postsched/sdk` under Node (package.json "exports" → "node"): the same main entry. Kept as its own file so the
+ * export map stays as published.
+ */
 export * from './main.js';
-export * from './webhooks/verifier-node.js'; // the verifier; createWebhookHandler is in @postsched/sdk/webhooks

@@ -1,7 +1,5 @@
 /**
- * `@postsched/sdk`: the main entry for every runtime (Web standards only).
- * Node resolves `index.node.ts` instead (package.json "exports" → "node"), which differs only in the
- * webhook HMAC backend.
+ * `@postsched/sdk`: the main entry for every runtime (Web standards only): the API client, the OAuth helper and
+ * their types and errors. Webhooks are `@postsched/sdk/webhooks` (a receiver imports nothing else).
  */
 export * from './main.js';
-export * from './webhooks/verifier.js'; // the verifier; createWebhookHandler is in @postsched/sdk/webhooks

@@ -1,4 +1,4 @@
-/** Everything public except the webhook functions (whose backend depends on the runtime). */
+/** Everything the main entry exports (both `index.ts` and `index.node.ts`). */
 export * from './errors.js';
 export * from './oauth/types.js';
 export * from './oauth/index.js';

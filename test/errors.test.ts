@@ -1,41 +1,52 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   APIError,
   ConflictError,
-  ERROR_ID,
   InternalServerError,
   NotFoundError,
   PermissionDeniedError,
   PostSchedError,
   RateLimitError,
-  makeAPIError,
+  TimeoutError,
+  ValidationError,
 } from '@postsched/sdk';
+import { makeAPIError } from '../src/http/request.js';
 
-/** Builds the class chain a second copy of the SDK (the other build format, or a second bundle) would have. */
-function foreignCopy() {
-  class Base extends Error {
-    static readonly [ERROR_ID]: string = 'PostSchedError';
-  }
-  class Api extends Base {
-    static override readonly [ERROR_ID]: string = 'APIError';
-  }
-  class NotFound extends Api {
-    static override readonly [ERROR_ID]: string = 'NotFoundError';
-  }
-  class Unbranded extends Error {}
-  return { NotFound, Unbranded };
+/** A second copy of the SDK (the other build format beside this one, or a second bundle): the modules loaded afresh. */
+async function foreignCopy(): Promise<typeof import('@postsched/sdk')> {
+  vi.resetModules();
+  return import('@postsched/sdk');
 }
 
 describe('errors', () => {
-  it('instanceof matches an error thrown by another copy of the SDK, by class id', () => {
-    const { NotFound, Unbranded } = foreignCopy();
-    const foreign = new NotFound('gone');
+  it('instanceof matches an error thrown by another copy of the SDK, by class id', async () => {
+    const other = await foreignCopy();
+    expect(other.NotFoundError).not.toBe(NotFoundError); // really another copy
+    const foreign = new other.NotFoundError(404, 'gone', new Headers());
     expect(foreign instanceof NotFoundError).toBe(true);
     expect(foreign instanceof APIError).toBe(true);
     expect(foreign instanceof PostSchedError).toBe(true);
     expect(foreign instanceof ConflictError).toBe(false);
+    expect(new other.ValidationError('bad') instanceof ValidationError).toBe(true);
+    expect(new other.ValidationError('bad') instanceof TimeoutError).toBe(false);
+    // And the other way round.
+    expect(new NotFoundError(404, 'gone', new Headers()) instanceof other.APIError).toBe(true);
+    class Unbranded extends Error {}
     expect(new Unbranded('x') instanceof PostSchedError).toBe(false);
     expect((null as unknown) instanceof PostSchedError).toBe(false);
+    expect(('NotFoundError' as unknown) instanceof NotFoundError).toBe(false);
+  });
+
+  it("names an error by its class even when minified, and keeps an app's own subclass apart", () => {
+    expect(new ValidationError('bad').name).toBe('ValidationError');
+    class StoreDown extends PostSchedError {}
+    const error = new StoreDown('down');
+    expect(error.name).toBe('StoreDown');
+    expect(error).toBeInstanceOf(StoreDown);
+    expect(error).toBeInstanceOf(PostSchedError);
+    expect(error).not.toBeInstanceOf(ValidationError);
+    expect(new ValidationError('bad')).not.toBeInstanceOf(StoreDown);
+    expect(JSON.stringify(new ValidationError('bad', ['x']))).toBe('{"path":["x"]}');
   });
 
   it('picks the error class from the status and names it', () => {

@@ -6,7 +6,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { makeAPIError, OAuthError, PostSched, ReauthorizationRequiredError, ValidationError } from '@postsched/sdk';
+import { OAuthError, PostSched, ReauthorizationRequiredError, ValidationError } from '@postsched/sdk';
+import { makeAPIError } from '../src/http/request.js';
 import { verifyWebhook, WebhookVerificationError } from '@postsched/sdk/webhooks';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -91,7 +91,7 @@ for (let i = 0; i < samples.length; i++) {
   const frame = nodes.get(samples[i]!)!.callFrame;
   // A sample's time is the delta to the next one (V8 records the time since the previous sample with each).
   const us = deltas[i + 1] ?? 0;
-  const owner = ownerOf(frame.url, frame.functionName);
+  const owner = ownerOf(frame.url, frame.functionName, frame.lineNumber);
   selfUs[owner] = (selfUs[owner] ?? 0) + us;
   if (owner === 'sdk') ownFunctions[frame.functionName || '(anonymous)'] = (ownFunctions[frame.functionName || '(anonymous)'] ?? 0) + us;
 }

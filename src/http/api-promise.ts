@@ -4,7 +4,7 @@
  */
 
 import { readableCopy } from '../buffer-response.js';
-import { parseRateLimit, type RateLimitInfo } from './rate-limit.js';
+import { parseRateLimit, type RateLimitInfo } from '../rate-limit.js';
 
 /** What the pipeline resolves with: the data, its answer, the request id (`withResponse()` adds `rateLimit`). @internal */
 export type PipelineResult<T> = Omit<WithResponse<T>, 'rateLimit'>;
@@ -33,9 +33,10 @@ export class APIPromise<T> extends Promise<T> {
   readonly #result: Promise<PipelineResult<T>>;
   #withResponse: Promise<WithResponse<T>> | undefined;
 
+  /** Made by the pipeline; the API methods return one. @internal */
   constructor(result: Promise<PipelineResult<T>>) {
     // The base promise is never observed: `then` is redirected to the real result below.
-    super((resolve) => resolve(undefined as T));
+    super(settled);
     this.#result = result;
   }
 
@@ -65,4 +66,9 @@ export class APIPromise<T> extends Promise<T> {
       onrejected,
     );
   }
+}
+
+/** The executor of the base promise (one function for every call, not a closure per call). */
+function settled(resolve: (value: never) => void): void {
+  resolve(undefined as never);
 }

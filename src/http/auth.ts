@@ -17,7 +17,7 @@ import { invalidOption } from '../invalid-option.js';
  */
 export type Auth = AccessTokenProvider | string | (() => string | Promise<string>);
 
-/** What the pipeline calls: a token per attempt, and a newer one after a 401. */
+/** What the pipeline calls: a token per attempt, and a newer one after a 401. @internal */
 export interface TokenSource {
   /** A token at once, without a promise, when one is at hand (a fixed token, a fresh cached one); else `undefined`. */
   peek(): string | undefined;
@@ -26,6 +26,7 @@ export interface TokenSource {
   refresh(rejected: string): Promise<string | undefined>;
 }
 
+/** @internal */
 export function toTokenSource(auth: Auth): TokenSource {
   if (typeof auth === 'string') {
     checkToken(auth);

@@ -1,8 +1,9 @@
 /**
+ * @internal
  * A request body the pipeline can (re)create per attempt. ky clones every request before sending it
  * (to be able to retry), and cloning a streamed body tees it: the idle branch would hold every byte of a
  * large upload in memory. So a streamed body never goes through ky: ky sends a body-less request and the
- * attempt function (attempt.ts) attaches a fresh stream from `create()`.
+ * attempt (`#sendWith` in request.ts) attaches a fresh stream from `create()`.
  */
 export interface BodySource {
   /** `content-type` of the body, with its parameters (`multipart/form-data; boundary=…`). */
@@ -19,6 +20,8 @@ export interface BodySource {
  * `signal` ends it too: fetch does not cancel a request body it is reading when the request is aborted
  * (the Fetch standard's cancel fails on a locked stream), so without it an aborted upload would go on
  * reading the whole file. The listener is removed as soon as the stream ends either way.
+ *
+ * @internal
  */
 export function streamFromIterator(iterator: AsyncIterator<Uint8Array>, signal?: AbortSignal): ReadableStream<Uint8Array> {
   let stop: (() => void) | undefined;

@@ -3,7 +3,7 @@
  * a read-only view built only when the hook is set; none holds the Authorization header or any token, and a hook
  * that throws (or rejects) never breaks the call.
  */
-import { scrubSecrets } from '../scrub.js';
+import { scrubHeaders } from '../scrub.js';
 
 /** What `onRequest` sees of an attempt about to be sent. */
 export interface RequestHookInfo {
@@ -85,9 +85,8 @@ const HIDDEN = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-c
  */
 export function headersView(headers: Headers, token: string): Readonly<Record<string, string>> {
   const view: Record<string, string> = {};
-  const secrets = [token];
-  headers.forEach((value, name) => {
-    if (!HIDDEN.has(name)) view[name] = scrubSecrets(value, secrets);
+  scrubHeaders(headers, [token]).forEach((value, name) => {
+    if (!HIDDEN.has(name)) view[name] = value;
   });
   return Object.freeze(view);
 }

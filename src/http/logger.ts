@@ -1,8 +1,9 @@
 /**
  * Debug logging of requests: one line per attempt, built only from values that cannot hold a secret
  * (method, URL path, status, duration, retry number). Headers, bodies and query strings are never logged;
- * `redact` is a second fence for the free text of error messages.
+ * `redact` (the secrets module) is a second fence for the free text of error messages.
  */
+import { redact } from '../scrub.js';
 
 /**
  * Anything with a console-style `debug` method: `console`, a pino or a winston logger.
@@ -37,20 +38,4 @@ export function logAttempt(logger: Logger | undefined, record: AttemptRecord): v
   } catch {
     // Logging is best effort.
   }
-}
-
-const REDACTIONS: ReadonlyArray<[RegExp, string]> = [
-  [/\b(bearer|basic)\s+[^\s,;"']+/gi, '$1 [redacted]'],
-  [/\b(access_token|refresh_token|id_token|client_secret|code_verifier|code|token|secret|password)=[^&\s"']+/gi, '$1=[redacted]'],
-  [/("(?:access_token|refresh_token|id_token|client_secret|code_verifier|token|secret|password)"\s*:\s*)"[^"]*"/gi, '$1"[redacted]"'],
-];
-
-/**
- * Removes anything shaped like a credential from free text (`Bearer …`, `access_token=…`, JSON token fields).
- *
- * @example
- * redact('Authorization: Bearer abc.def') // 'Authorization: Bearer [redacted]'
- */
-export function redact(text: string): string {
-  return REDACTIONS.reduce((acc, [pattern, replacement]) => acc.replace(pattern, replacement), text);
 }

@@ -32,6 +32,7 @@ export interface UploadProgress {
   total?: number;
 }
 
+/** @internal */
 export interface MultipartFile {
   /** Form field name (the service expects `file`). */
   field: string;
@@ -52,6 +53,8 @@ const encoder = /* @__PURE__ */ new TextEncoder();
  * @example
  * const body = multipartBody({ field: 'file', file: blob, filename: 'a.png', contentType: 'image/png' })
  * await fetch(url, { method: 'POST', body: body.create(), headers: { 'content-type': body.contentType }, duplex: 'half' })
+ *
+ * @internal
  */
 export function multipartBody(part: MultipartFile): BodySource {
   checkUploadFile(part.file);

@@ -31,12 +31,13 @@ export interface RawWriteOptions<T = unknown> extends RawRequestOptions<T>, Writ
   body?: unknown;
 }
 
-const DOT_SEGMENTS = new Set(['.', '..', '%2e', '.%2e', '%2e.', '%2e%2e']);
-
 /**
  * `path` as a path relative to the base URL, without its leading `/`. Refused: absolute URLs and anything else
- * that would leave the base URL (`//host`, a backslash, `.` / `..` segments, percent-encoded or not), control
- * characters, and `?` / `#` (the query goes in `query`).
+ * that would leave the base URL (`//host`, a backslash, `.` / `..` segments, percent-encoded or not, `/` or `\`
+ * percent-encoded beside them, as a server that decodes the path would read them), control characters, and
+ * `?` / `#` (the query goes in `query`).
+ *
+ * @internal
  */
 export function relativePath(path: unknown): string {
   if (typeof path !== 'string' || path.replace(/^\/+/, '') === '') {
@@ -47,17 +48,31 @@ export function relativePath(path: unknown): string {
   }
   if (/[\u0000-\u0020\u007f]/.test(path)) invalidOption('path', 'cannot hold spaces or control characters: encode them (encodeURIComponent).');
   if (path.includes('?') || path.includes('#')) invalidOption('path', 'cannot hold "?" or "#": pass query parameters as `query`.');
-  const relative = path.replace(/^\//, '');
-  if (relative.split('/').some((segment) => DOT_SEGMENTS.has(segment.toLowerCase()))) {
-    invalidOption('path', 'cannot hold "." or ".." segments: they would leave the base URL\'s path.');
+  // Every segment as a server may read it, the percent-encoding undone (twice: a proxy may decode once more).
+  if (decoded(decoded(path)).split(/[/\\]/).some((segment) => segment === '.' || segment === '..')) {
+    invalidOption('path', 'cannot hold "." or ".." segments (encoded or not): they would leave the base URL\'s path.');
   }
-  return relative;
+  return path.replace(/^\//, '');
 }
 
-/** The pipeline's description of a raw call. */
+/** `text` with its percent-escapes undone (an escape that is not UTF-8 left as it is). */
+function decoded(text: string): string {
+  return text.replace(/(?:%[\da-f]{2})+/gi, (escapes) => {
+    try {
+      return decodeURIComponent(escapes);
+    } catch {
+      return escapes;
+    }
+  });
+}
+
+/** The pipeline's description of a raw call. @internal */
 export function rawSpec<T>(method: RequestSpec<T>['method'], path: unknown, options: RawWriteOptions<T> = {}): RequestSpec<T> {
   const relative = relativePath(path);
-  const { query, parse, body, ...requestOptions } = options;
+  const { query, parse, ...rest } = options;
+  const { body, ...writeOptions } = rest;
+  // A GET has no body: a `body` there stays among the options, which refuse it by name.
+  const requestOptions = method === 'GET' ? rest : writeOptions;
   if (query !== undefined) checkedQuery(query, 'query');
   optionalFunction(parse, 'parse');
   return {
@@ -66,7 +81,7 @@ export function rawSpec<T>(method: RequestSpec<T>['method'], path: unknown, opti
     // The path as given is the only template there is: ids in it are not recognised.
     route: `/${relative}`,
     ...(query === undefined ? {} : { query }),
-    ...(body === undefined ? {} : { json: body }),
+    ...(body === undefined || method === 'GET' ? {} : { json: body }),
     parse: parse ?? identity,
     options: requestOptions,
   } as RequestSpec<T>;

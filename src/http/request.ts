@@ -1,22 +1,43 @@
 /**
- * The request pipeline, once for every resource: URL and headers, auth, retries, time-out, abort,
- * errors and parsing. Resources describe a call (`RequestSpec`) and get an `APIPromise` back.
+ * The request pipeline, once for every resource, read top to bottom. A resource describes a call (`RequestSpec`) and
+ * gets an `APIPromise` back; `#execute` checks the call's options, builds its headers and body once, then loops:
+ * 1. one ky request per attempt: ky builds the URL's query and the JSON body and runs the time-out and the caller's
+ *    signal; its own retries are off, so every decision is taken below;
+ * 2. inside it, `#send` (ky's `fetch` option, so the time-out covers it): the access token, the hooks, tracing, the
+ *    log line, fetch, and the answer's body read up to `maxResponseBytes`;
+ * 3. the answer classified: a success is parsed and checked; a 401 makes the token source refresh once and the call
+ *    is sent again (Assumptions table, "Errors"); any other failure is sent again when retry.ts's rules say so,
+ *    after their wait, and otherwise thrown as the SDK's typed error.
  */
-import type { Options as KyOptions } from 'ky';
-import { ResponseValidationError } from '../errors.js';
-import { scrub, scrubSecrets, scrubValue } from '../scrub.js';
+import ky, { isHTTPError, isTimeoutError, type Options as KyOptions } from 'ky';
+import { PostSchedError } from '../base-error.js';
+import { readBody, responseText } from '../buffer-response.js';
+import {
+  APIError,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  ConnectionError,
+  InternalServerError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+  RedirectError,
+  ResponseValidationError,
+  TimeoutError,
+  UnprocessableEntityError,
+} from '../errors.js';
+import { checkOptions, integerOption, MAX_RETRIES, MAX_TIMEOUT_MS } from '../invalid-option.js';
+import { describeNetworkError, errorName, sanitizeCause, scrub, scrubHeaders, scrubSecrets, scrubValue } from '../scrub.js';
 import { APIPromise, type PipelineResult } from './api-promise.js';
-import { responseText } from '../buffer-response.js';
-import { attemptFetch } from './attempt.js';
-import { withExtraBody, withExtraQuery } from './extra-fields.js';
 import type { TokenSource } from './auth.js';
 import type { BodySource } from './body.js';
-import { parseBody, toSDKError } from './errors.js';
+import { withExtraBody, withExtraQuery } from './extra-fields.js';
 import { checkedHeaders, setChecked } from './headers.js';
-import type { Hooks } from './hooks.js';
-import type { Logger } from './logger.js';
-import { loadedKy, loadKy } from './ky.js';
-import { retryOptions } from './retry.js';
+import { callHook, headersView, type Hooks } from './hooks.js';
+import { logAttempt, type Logger } from './logger.js';
+import { retryAfterMs, retryDelay } from './retry.js';
+import { isTraced, requestChannel, type RequestTrace, type TracingChannelLike } from './tracing.js';
 
 /**
  * What `new Headers(…)` takes. Not the DOM's `HeadersInit` name: @types/node declares `Headers` but not
@@ -28,9 +49,9 @@ export type HeadersInput = ConstructorParameters<typeof Headers>[0];
 export interface RequestOptions {
   /** Cancels the call, including the wait between retries. The call then rejects with the signal's reason. */
   signal?: AbortSignal;
-  /** Time-out of each attempt in ms (default: the client's, 30 000). */
+  /** Time-out of each attempt in ms, an integer from 1 to 2 147 483 647 (default: the client's, 30 000). */
   timeoutMs?: number;
-  /** Retries after the first attempt (default: the client's, 2). */
+  /** Retries after the first attempt, an integer from 0 to 10 (default: the client's, 2). */
   maxRetries?: number;
   /** Extra headers for this call. */
   headers?: HeadersInput;
@@ -63,8 +84,17 @@ export interface WriteRequestOptions extends RequestOptions {
 }
 
 /**
+ * The options a GET takes, and a call that writes. `extraBody` is let through to its own check, which says which
+ * calls take it.
+ */
+const READ_OPTIONS = ['signal', 'timeoutMs', 'maxRetries', 'headers', 'extraQuery', 'extraBody'];
+const WRITE_OPTIONS = [...READ_OPTIONS, 'idempotencyKey'];
+
+const NO_OPTIONS: WriteRequestOptions = Object.freeze({});
+
+/**
  * The client settings the pipeline needs (see `PostSchedOptions`), computed once from the options: clients made from
- * the same options share one (src/client-setup.ts).
+ * the same options share one (src/client-setup.ts). @internal
  */
 export interface PipelineConfig {
   baseUrl: string;
@@ -81,7 +111,7 @@ export interface PipelineConfig {
   hooks: Hooks;
 }
 
-/** One call, as a resource describes it. `path` is relative to the base URL and already encoded. */
+/** One call, as a resource describes it. `path` is relative to the base URL and already encoded. @internal */
 export interface RequestSpec<T> {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
@@ -95,14 +125,39 @@ export interface RequestSpec<T> {
   options?: WriteRequestOptions | undefined;
 }
 
+/** The state of one call that its attempts share. */
+interface Call {
+  readonly method: string;
+  readonly route: string;
+  readonly body: BodySource | undefined;
+  /** The token of the next attempt; `undefined`: the attempt asks the token source. */
+  token: string | undefined;
+  /** The token a 401 refused: the next attempt first asks the token source for a newer one. */
+  refused: string | undefined;
+  /** Every token sent so far: cut out of anything the server echoes. */
+  readonly sentTokens: string[];
+  /** Attempts sent so far (a re-send after a 401 included): hooks and tracing number them from 1. */
+  sent: number;
+  /** The last answer, kept for a re-send after a 401 that finds no newer token: that 401 then stands. */
+  last: Response | undefined;
+}
+
+/** The request pipeline of one client. @internal */
 export class Pipeline {
   readonly #config: PipelineConfig;
   readonly #tokens: TokenSource;
+  #tokenHeaders: { token: string; headers: Readonly<Record<string, string>> } | undefined;
 
   /** `config` may be shared by many pipelines; `tokens` is this client's own. */
   constructor(config: PipelineConfig, tokens: TokenSource) {
     this.#config = config;
     this.#tokens = tokens;
+  }
+
+  /** The client's headers with the token: the same object while the token is the same. */
+  #withToken(token: string): Readonly<Record<string, string>> {
+    if (this.#tokenHeaders?.token !== token) this.#tokenHeaders = { token, headers: { ...this.#config.headers, authorization: `Bearer ${token}` } };
+    return this.#tokenHeaders.headers;
   }
 
   get baseUrl(): string {
@@ -120,10 +175,12 @@ export class Pipeline {
   async #execute<T>(specOrBuild: RequestSpec<T> | (() => RequestSpec<T>)): Promise<PipelineResult<T>> {
     const spec = typeof specOrBuild === 'function' ? specOrBuild() : specOrBuild;
     const config = this.#config;
-    const options = spec.options ?? {};
+    const options: WriteRequestOptions = spec.options ?? NO_OPTIONS;
+    if (spec.options !== undefined) checkOptions(options, spec.method === 'GET' ? READ_OPTIONS : WRITE_OPTIONS);
     const { signal } = options;
     signal?.throwIfAborted();
-    const timeoutMs = options.timeoutMs ?? config.timeoutMs;
+    const timeoutMs = integerOption(options.timeoutMs, 'timeoutMs', config.timeoutMs, 1, MAX_TIMEOUT_MS);
+    const maxRetries = integerOption(options.maxRetries, 'maxRetries', config.maxRetries, 0, MAX_RETRIES);
 
     // The client's headers are computed once; a call with its own headers gets a copy.
     let headers: Readonly<Record<string, string>> = config.headers;
@@ -133,73 +190,240 @@ export class Pipeline {
       if (spec.body !== undefined) own.set('content-type', spec.body.contentType);
       headers = { ...headers, ...Object.fromEntries(own), accept: 'application/json' };
     }
+    // A token at hand goes in with the other headers (RFC 6750 §2.1), saving a header write per attempt.
+    const call: Call = { method: spec.method, route: spec.route, body: spec.body, token: this.#tokens.peek(), refused: undefined, sentTokens: [], sent: 0, last: undefined };
+    const preset = call.token;
+    if (preset !== undefined) headers = headers === config.headers ? this.#withToken(preset) : { ...headers, authorization: `Bearer ${preset}` };
 
-    // A token at hand goes in with the other headers (RFC 6750 §2.1), saving a header write per attempt; the attempt
-    // sets another one only when it changed (a refresh, a retry after a 401).
-    const presetToken = this.#tokens.peek();
-    if (presetToken !== undefined) headers = { ...headers, authorization: `Bearer ${presetToken}` };
-
-    const kyModule = loadedKy() ?? (await loadKy());
-    const sentTokens: string[] = [];
+    // Only what differs from ky's defaults: ky merges every key it is given on every call.
     const kyOptions: KyOptions = {
-      method: spec.method,
       headers,
       timeout: timeoutMs,
-      retry: retryOptions({
-        method: spec.method,
-        hasIdempotencyKey: options.idempotencyKey !== undefined,
-        bodyReplayable: spec.body?.replayable ?? true,
-        maxRetries: options.maxRetries ?? config.maxRetries,
-        maxRetryAfterMs: config.maxRetryAfterMs,
-        signal,
-        guards: kyModule,
-        route: spec.route,
-        onRetry: config.hooks.onRetry,
-      }),
-      fetch: attemptFetch({
-        fetch: config.fetch,
-        tokens: this.#tokens,
-        logger: config.logger,
-        body: spec.body,
-        maxResponseBytes: config.maxResponseBytes,
-        sentTokens,
-        presetToken,
-        route: spec.route,
-        origin: config.origin,
-        hooks: config.hooks,
-      }),
+      retry: 0, // the loop below decides every retry
       // A redirect is answered, not followed (RedirectError): following would send the headers and a write
       // elsewhere, and a 303 would turn it into a GET whose answer came back as the write's.
       redirect: 'manual',
+      fetch: (request, init) => this.#send(request as Request, init, call, preset), // ky always passes a Request
     };
+    if (spec.method !== 'GET') kyOptions.method = spec.method;
     if (signal !== undefined) kyOptions.signal = signal;
     const json = options.extraBody === undefined ? spec.json : withExtraBody(spec.json, options.extraBody);
     const query = options.extraQuery === undefined ? spec.query : withExtraQuery(spec.query, options.extraQuery);
     if (json !== undefined) kyOptions.json = json;
     if (query !== undefined) kyOptions.searchParams = withoutUndefined(query);
+    // The full URL, not ky's prefixUrl: one string join instead of ky's checks on every call.
+    const url = `${config.baseUrl}/${spec.path}`;
 
-    let response: Response;
+    for (let retries = 0; ; ) {
+      let response: Response | undefined;
+      let failure: unknown;
+      try {
+        response = await ky(url, kyOptions);
+      } catch (error) {
+        // ky throws on a status that is not ok (its default): the answer is classified below like any other.
+        if (isHTTPError(error)) response = error.response;
+        else failure = error;
+      }
+      call.last = response;
+      // Like fetch, an aborted call rejects with the signal's reason (an AbortError unless the caller gave one).
+      if (signal?.aborted === true) throw signal.reason;
+      if (response?.ok === true) return parse(spec, response, call.sentTokens);
+      if (failure !== undefined) {
+        if (isTimeoutError(failure)) failure = new TimeoutError(timeoutMs);
+      } else if (response!.status === 401 && call.refused === undefined && spec.body?.replayable !== false) {
+        // One refresh, one more attempt; a streamed upload cannot be sent again, so its 401 stands.
+        call.refused = call.token;
+        continue;
+      }
+      const delayMs = retryDelay(response, failure, retries, {
+        method: spec.method,
+        hasIdempotencyKey: options.idempotencyKey !== undefined,
+        bodyReplayable: spec.body?.replayable ?? true,
+        maxRetryAfterMs: config.maxRetryAfterMs,
+        maxRetries,
+      });
+      if (delayMs === undefined) throw response === undefined ? failure : apiError(response, call.sentTokens);
+      retries++;
+      if (config.hooks.onRetry !== undefined) callHook(config.hooks.onRetry, () => ({
+        method: spec.method,
+        route: spec.route,
+        attempt: call.sent + 1,
+        delayMs,
+        ...(response === undefined
+          ? { reason: failure instanceof TimeoutError ? ('timeout' as const) : ('connection' as const), status: undefined }
+          : { reason: 'status' as const, status: response.status }),
+      }));
+      await sleep(delayMs, signal);
+    }
+  }
+
+  /**
+   * One attempt, as ky's `fetch`, inside its time-out: the token (refreshed first after a 401), the hooks, tracing,
+   * the log line, fetch, and the answer's body read up to `maxResponseBytes`.
+   */
+  #send(request: Request, init: RequestInit | undefined, call: Call, preset: string | undefined): Promise<Response> {
+    // The token is read per attempt (a retry after a long wait uses a token refreshed meanwhile); the usual case, a
+    // token at hand and no 401 to refresh after, goes on without a promise more.
+    const token = call.refused !== undefined ? undefined : call.sent === 0 ? call.token : (call.token = this.#tokens.peek());
+    return token === undefined ? this.#sendWhenTokenReady(request, init, call, preset) : this.#sendWith(token, request, init, call, preset);
+  }
+
+  /** The token wait, then the attempt: it ends with the call (the caller's abort and the time-out abort `request.signal`). */
+  async #sendWhenTokenReady(request: Request, init: RequestInit | undefined, call: Call, preset: string | undefined): Promise<Response> {
+    const tokens = this.#tokens;
+    if (call.refused !== undefined && call.token === call.refused) {
+      const fresh = await untilAborted(tokens.refresh(call.refused), request.signal);
+      // No newer token: the 401 stands (the next call will try again).
+      if (fresh === undefined) return call.last as Response;
+      call.token = fresh;
+    }
+    const token = (call.token ??= tokens.peek() ?? (await untilAborted(tokens.get(), request.signal)));
+    return this.#sendWith(token, request, init, call, preset);
+  }
+
+  /**
+   * The request as sent (token, streamed body), `onRequest`, and the exchange, traced when anyone listens. Not async
+   * (one promise less per call): what it throws is returned as a rejection, as ky's time-out expects of a fetch.
+   */
+  #sendWith(token: string, request: Request, init: RequestInit | undefined, call: Call, preset: string | undefined): Promise<Response> {
     try {
-      // The full URL, not ky's prefixUrl: one string join instead of ky's checks on every call. ky throws on a
-      // status that is not ok (its default), which maps to the typed errors below.
-      response = await kyModule.default(`${config.baseUrl}/${spec.path}`, kyOptions);
+      // ky hands each attempt its own Request, so the header can be set in place. A streamed body never goes
+      // through ky (its clone for retries would tee it: the idle branch would hold the whole upload) and is attached
+      // here, with `redirect: 'error'`: in any other mode fetch clones the request, and so tees the body, itself.
+      const outgoing =
+        call.body === undefined
+          ? request
+          : new Request(request, { body: call.body.create(request.signal), duplex: 'half', redirect: 'error' } as RequestInit);
+      if (token !== preset) outgoing.headers.set('authorization', `Bearer ${token}`); // RFC 6750 §2.1
+      call.sentTokens.push(token);
+      const attempt = ++call.sent;
+      const started = performance.now();
+      const { onRequest } = this.#config.hooks;
+      if (onRequest !== undefined) {
+        callHook(onRequest, () => ({ method: call.method, url: request.url, route: call.route, attempt, headers: headersView(outgoing.headers, token) }));
+      }
+      const channel = requestChannel();
+      if (!isTraced(channel)) return this.#exchange(request, outgoing, init, call, token, attempt, started);
+      const trace: RequestTrace = { method: call.method, route: call.route, origin: this.#config.origin, attempt };
+      return traced(channel, trace, started, () => this.#exchange(request, outgoing, init, call, token, attempt, started));
     } catch (error) {
-      throw await toSDKError(error, { signal, timeoutMs, secrets: sentTokens }, kyModule);
+      return Promise.reject(error);
     }
-    const text = await responseText(response);
-    const raw = parseBody(text);
-    if (typeof raw === 'string') {
-      throw new ResponseValidationError(notJsonMessage(spec.method, spec.path, response), [], scrubSecrets(text, sentTokens));
-    }
-    let data: T;
+  }
+
+  /** fetch, and the answer's body read up to `maxResponseBytes`; the log line and `onResponse`; fetch's failures typed. */
+  async #exchange(request: Request, outgoing: Request, init: RequestInit | undefined, call: Call, token: string, attempt: number, started: number): Promise<Response> {
+    const { hooks, logger } = this.#config;
+    const log =
+      logger &&
+      ((outcome: number | string) =>
+        logAttempt(logger, { method: call.method, path: new URL(request.url).pathname, outcome, durationMs: performance.now() - started, retry: attempt - 1 }));
     try {
-      data = spec.parse(raw);
+      const response = await readBody(await this.#config.fetch(outgoing, init), this.#config.maxResponseBytes);
+      log?.(response.status);
+      if (hooks.onResponse !== undefined) {
+        callHook(hooks.onResponse, () => ({
+          method: call.method,
+          url: request.url,
+          route: call.route,
+          attempt,
+          status: response.status,
+          headers: headersView(response.headers, token),
+          requestId: requestIdOf(response, [token]),
+          durationMs: performance.now() - started,
+        }));
+      }
+      return response;
     } catch (error) {
-      // The raw body goes on the error, but never an access token the server echoed into it.
-      if (!(error instanceof ResponseValidationError)) throw error;
-      throw new ResponseValidationError(error.message, error.path, scrubValue(error.body, sentTokens));
+      log?.(request.signal.aborted ? 'aborted' : errorName(error));
+      // An abort (the caller's, or the time-out) keeps its own error; so do the SDK's own (a body over the limit).
+      if (request.signal.aborted || error instanceof PostSchedError) throw error;
+      const detail = error instanceof Error ? describeNetworkError(error, [token]) : 'the fetch function failed';
+      // A streamed upload is sent with redirect 'error' (see #send): fetch fails on a redirect without showing it.
+      if (call.body !== undefined && /redirect/i.test(detail)) {
+        throw new RedirectError(0, undefined, new Headers(), `The service answered the upload with a redirect, which the SDK does not follow (${detail}). If the API moved, set \`baseUrl\` to its new address.`);
+      }
+      // Anything else a fetch throws (the runtime's TypeError, or whatever a custom fetch builds, which may hold
+      // the Request or its init) becomes a ConnectionError holding only a sanitized copy of its chain.
+      throw new ConnectionError(`Could not reach ${this.#config.origin}: ${detail}. Check the base URL and the network.`, {
+        cause: sanitizeCause(error, 0, [token]),
+      });
     }
-    return { data, response, requestId: response.headers.get('x-request-id') ?? undefined };
+  }
+
+}
+
+function withoutUndefined(query: Record<string, string | number | boolean | undefined>): Record<string, string | number | boolean> {
+  return Object.fromEntries(Object.entries(query).filter(([, value]) => value !== undefined)) as Record<string, string | number | boolean>;
+}
+
+/** `x-request-id` of an answer, without any token the server echoed into it. */
+function requestIdOf(response: Response, tokens: readonly string[]): string | undefined {
+  const id = response.headers.get('x-request-id');
+  return id === null ? undefined : scrubSecrets(id, tokens);
+}
+
+/** A 2xx answer: its JSON parsed and checked by the resource's `parse`. */
+function parse<T>(spec: RequestSpec<T>, response: Response, sentTokens: string[]): PipelineResult<T> {
+  const text = responseText(response);
+  const raw = parseBody(text);
+  if (typeof raw === 'string') {
+    throw new ResponseValidationError(notJsonMessage(spec.method, spec.path, response), [], scrubSecrets(text, sentTokens));
+  }
+  let data: T;
+  try {
+    data = spec.parse(raw);
+  } catch (error) {
+    // The raw body goes on the error, but never an access token the server echoed into it.
+    if (!(error instanceof ResponseValidationError)) throw error;
+    throw new ResponseValidationError(error.message, error.path, scrubValue(error.body, sentTokens));
+  }
+  return { data, response, requestId: requestIdOf(response, sentTokens) };
+}
+
+/** The typed error of a failed answer (errors section of the Assumptions table: the status picks the class). */
+function apiError(response: Response, sentTokens: string[]): PostSchedError {
+  const body = parseBody(responseText(response));
+  const wait = response.status === 429 ? retryAfterMs(response.headers) : undefined;
+  return makeAPIError(response.status, body, response.headers, { secrets: sentTokens, ...(wait === undefined ? {} : { retryAfterMs: wait }) });
+}
+
+/** Picks the error class for an HTTP status (errors section of the Assumptions table): the classification of an answer. */
+export function makeAPIError(
+  status: number,
+  body: unknown,
+  headers: Headers,
+  options: { message?: string; retryAfterMs?: number; secrets?: readonly string[] } = {},
+): APIError {
+  const { message, retryAfterMs, secrets = [] } = options;
+  // A server may echo the request's credentials in its answer: they never reach the error, its body or its headers.
+  if (secrets.length > 0) {
+    body = scrubValue(body, secrets);
+    headers = scrubHeaders(headers, secrets);
+  }
+  const ErrorClass =
+    status === 0 || (status >= 300 && status < 400) ? RedirectError : (ERROR_CLASSES[status] ?? (status >= 500 ? InternalServerError : APIError));
+  return new ErrorClass(status, body, headers, message, retryAfterMs);
+}
+
+/** The class of each status with one of its own (a wait is passed to each; only RateLimitError takes it). */
+const ERROR_CLASSES: Partial<Record<number, new (status: number, body: unknown, headers: Headers, message?: string, retryAfterMs?: number) => APIError>> = {
+  400: BadRequestError,
+  401: AuthenticationError,
+  403: PermissionDeniedError,
+  404: NotFoundError,
+  409: ConflictError,
+  422: UnprocessableEntityError,
+  429: RateLimitError,
+};
+
+/** JSON when it parses, else the text; `undefined` for an empty body. */
+function parseBody(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
   }
 }
 
@@ -213,6 +437,50 @@ function notJsonMessage(method: string, path: string, response: Response): strin
   );
 }
 
-function withoutUndefined(query: Record<string, string | number | boolean | undefined>): Record<string, string | number | boolean> {
-  return Object.fromEntries(Object.entries(query).filter(([, value]) => value !== undefined)) as Record<string, string | number | boolean>;
+/** One attempt on the TracingChannel; the traced function returns nothing (the channel would put its result on the context). */
+async function traced(channel: TracingChannelLike, trace: RequestTrace, started: number, exchange: () => Promise<Response>): Promise<Response> {
+  let response: Response | undefined;
+  await channel.tracePromise(async () => {
+    try {
+      response = await exchange();
+      trace.status = response.status;
+    } finally {
+      trace.durationMs = performance.now() - started;
+    }
+  }, trace);
+  return response as Response;
+}
+
+/** `promise`, or a rejection with the signal's reason as soon as it aborts (the promise itself runs on). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Waits `ms` between attempts; the caller's abort ends the wait at once (rejecting with its reason) and its timer. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }

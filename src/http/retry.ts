@@ -1,34 +1,26 @@
 /**
- * The retry rules ("Retries of writes" and "Rate limits" in the README's Assumptions table), expressed as
- * ky retry options. ky does the loop and the abortable wait between attempts; this file decides:
+ * The retry rules ("Retries of writes" and "Rate limits" in the README's Assumptions table): for a failed attempt,
+ * whether the call is sent again and after how long. request.ts runs the loop; this file only decides:
  * - POST and PATCH are never re-sent unless the call has an idempotency key, the answer was 429, or the
- *   connection failed before the request could leave (ky would re-send any method listed in `methods`);
- * - how long to wait: the service's `Retry-After` / `RateLimit-Reset` when usable, else backoff with jitter;
- * - a wait beyond the cap ends the retries with an error carrying the wait (ky would clamp it and retry);
+ *   connection failed before the request could leave;
+ * - how long to wait: the service's `Retry-After` / `RateLimit-Reset` when usable (to the millisecond), else
+ *   exponential backoff with jitter;
+ * - a wait beyond `maxRetryAfterMs` ends the retries with an error carrying the wait;
  * - a body that cannot be replayed (a stream) is never re-sent.
  */
-import type { RetryOptions } from 'ky';
-import { ConnectionError } from '../errors.js';
-import { callHook, type Hooks, type RetryHookInfo } from './hooks.js';
-import type { KyGuards } from './ky.js';
+import { ConnectionError, TimeoutError } from '../errors.js';
 
-/** What the retry decision needs to know about one call. */
-export interface RetryContext {
+/** What the decision needs to know about one call. */
+export interface RetryRules {
   method: string;
   /** The call carries `Idempotency-Key`: the service replays its stored answer instead of acting twice. */
   hasIdempotencyKey: boolean;
   /** False for a streamed upload: its bytes are gone once sent. */
   bodyReplayable: boolean;
-  /** Retries after the first attempt (default 2). */
-  maxRetries: number;
   /** Longest `Retry-After` / `RateLimit-Reset` wait honoured, in ms (default 60 000). */
   maxRetryAfterMs: number;
-  signal: AbortSignal | undefined;
-  /** ky's `isHTTPError` / `isTimeoutError`, from the module loaded for this call (see ky.ts). */
-  guards: KyGuards;
-  /** The route template, for `onRetry`. */
-  route: string;
-  onRetry: Hooks['onRetry'];
+  /** Retries after the first attempt (default 2). */
+  maxRetries: number;
 }
 
 /** RFC 9110 §9.2.2: methods whose repetition has the same effect as one request. */
@@ -38,82 +30,33 @@ const RETRY_STATUS_CODES = [408, 429, 500, 502, 503, 504];
 const RETRY_AFTER_STATUS_CODES = [429, 503];
 /** Error codes of Node / undici proving the request was never sent: nothing reached the service. */
 const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
-
-/**
- * ky retry options for one call. `shouldRetry` decides every case itself (true or false, never ky's defaults), and
- * the wait before a retry is the service's `Retry-After` when it gave a usable one, else our backoff: ky would
- * read the header on its own and wait its cap for a value it cannot parse (`NaN`, `Infinity`).
- */
-export function retryOptions(context: RetryContext): RetryOptions | number {
-  // No retries: ky's cheapest form (it normalizes, and deep-merges, every key given on every call).
-  if (context.maxRetries === 0) return 0;
-  /** The wait the service asked for before the retry being decided, when it asked for one. */
-  let serverWaitMs: number | undefined;
-  /** What the last failed attempt was, for `onRetry`; the attempt count. */
-  let cause: Pick<RetryHookInfo, 'reason' | 'status'> = { reason: 'connection', status: undefined };
-  let attempt = 1;
-  // Only keys that differ from ky's defaults (its backoffLimit is already Infinity: the cap is applied in `delay`,
-  // so a server's wait up to maxRetryAfterMs stands).
-  return {
-    limit: context.maxRetries,
-    // ky asks `shouldRetry` only for a listed method: list this call's, which decides every case itself.
-    methods: [context.method.toLowerCase()],
-    // Exponential backoff 0.5 s, 1 s, 2 s … capped at 8 s, with up to 25 % jitter so that many clients
-    // failing together do not come back together. A wait the service asked for is kept to the millisecond.
-    delay: (attempt) => serverWaitMs ?? Math.min(BACKOFF_LIMIT_MS, 500 * 2 ** (attempt - 1)),
-    // ky calls this with the delay just before it waits: the one place the final wait is known.
-    jitter: (delay) => {
-      const delayMs = serverWaitMs === undefined ? delay * (1 - Math.random() * 0.25) : delay;
-      attempt++;
-      callHook(context.onRetry, () => ({ method: context.method, route: context.route, attempt, delayMs, ...cause }));
-      return delayMs;
-    },
-    shouldRetry: ({ error }) => {
-      const decision = shouldRetry(error, context);
-      serverWaitMs = decision.waitMs;
-      if (decision.retry && context.onRetry !== undefined) cause = causeOf(error, context.guards);
-      return decision.retry;
-    },
-  };
-}
-
 const BACKOFF_LIMIT_MS = 8_000;
 
-function causeOf(error: unknown, { isHTTPError, isTimeoutError }: KyGuards): Pick<RetryHookInfo, 'reason' | 'status'> {
-  if (isHTTPError(error)) return { reason: 'status', status: error.response.status };
-  return { reason: isTimeoutError(error) ? 'timeout' : 'connection', status: undefined };
-}
-
-/** Whether to send the call again, and after how long when the service said (else the backoff applies). */
-export interface RetryDecision {
-  retry: boolean;
-  waitMs?: number | undefined;
-}
-
-/** The retry rules for one failed attempt. */
-export function shouldRetry(error: unknown, context: RetryContext): RetryDecision {
-  if (context.signal?.aborted === true || !context.bodyReplayable) return NO;
-  const { isHTTPError, isTimeoutError } = context.guards;
-  const resendable = IDEMPOTENT_METHODS.has(context.method) || context.hasIdempotencyKey;
-  if (isHTTPError(error)) {
-    const { status, headers } = error.response;
-    if (!RETRY_STATUS_CODES.includes(status)) return NO;
+/**
+ * The wait before the call is sent again, in ms, or `undefined` when it is not, for an `answer` with an error
+ * status, or else `failure`, what the attempt threw (`TimeoutError`, `ConnectionError`; anything else is never retried);
+ * `retries`: how many the call made so far.
+ */
+export function retryDelay(answer: Response | undefined, failure: unknown, retries: number, rules: RetryRules): number | undefined {
+  if (retries >= rules.maxRetries || !rules.bodyReplayable) return undefined;
+  const resendable = IDEMPOTENT_METHODS.has(rules.method) || rules.hasIdempotencyKey;
+  if (answer !== undefined) {
+    const { status, headers } = answer;
     // A 429 means the service did not act on the request, so even a POST may be sent again.
-    if (status !== 429 && !resendable) return NO;
-    if (!RETRY_AFTER_STATUS_CODES.includes(status)) return YES;
-    const waitMs = retryAfterMs(headers);
-    if (waitMs === undefined) return YES;
+    if (!RETRY_STATUS_CODES.includes(status) || (status !== 429 && !resendable)) return undefined;
+    const waitMs = RETRY_AFTER_STATUS_CODES.includes(status) ? retryAfterMs(headers) : undefined;
     // Longer than the caller will sit out: fail now with the wait on the error (RateLimitError.retryAfterMs).
-    return waitMs > context.maxRetryAfterMs ? NO : { retry: true, waitMs };
+    if (waitMs !== undefined) return waitMs > rules.maxRetryAfterMs ? undefined : waitMs;
+  } else if (
+    // A time-out may strike after the service acted: only a request safe to repeat is sent again.
+    failure instanceof TimeoutError ? !resendable : !(failure instanceof ConnectionError && (resendable || requestNeverLeft(failure)))
+  ) {
+    return undefined;
   }
-  // A time-out may strike after the service acted: only a request safe to repeat is sent again.
-  if (isTimeoutError(error)) return resendable ? YES : NO;
-  if (error instanceof ConnectionError) return resendable || requestNeverLeft(error) ? YES : NO;
-  return NO;
+  // Exponential backoff 0.5 s, 1 s, 2 s … capped at 8 s, less up to 25 % jitter so that many clients failing
+  // together do not come back together.
+  return Math.min(BACKOFF_LIMIT_MS, 500 * 2 ** retries) * (1 - Math.random() * 0.25);
 }
-
-const YES: RetryDecision = { retry: true };
-const NO: RetryDecision = { retry: false };
 
 /**
  * True when the cause chain of a connection failure holds a code proving that nothing was sent

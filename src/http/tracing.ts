@@ -36,7 +36,7 @@ export interface RequestTrace {
 }
 
 /** The part of Node's TracingChannel the pipeline uses. */
-interface TracingChannelLike {
+export interface TracingChannelLike {
   readonly hasSubscribers?: boolean;
   readonly start: { readonly hasSubscribers: boolean };
   readonly end: { readonly hasSubscribers: boolean };

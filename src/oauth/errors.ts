@@ -4,8 +4,8 @@
  * (oauth4webapi's own errors carry the callback parameters or the token response body in `cause`, so they
  * are mapped to these classes and never attached).
  */
-import { ERROR_ID, PostSchedError } from '../base-error.js';
-import { scrub as scrubText, scrubSecrets } from '../scrub.js';
+import { PostSchedError } from '../base-error.js';
+import { scrub as scrubText, scrubStoreMessage } from '../scrub.js';
 
 /**
  * The authorization server answered with an OAuth 2.0 error: an error redirect to the callback
@@ -18,7 +18,8 @@ import { scrub as scrubText, scrubSecrets } from '../scrub.js';
  * }
  */
 export class OAuthError extends PostSchedError {
-  static override readonly [ERROR_ID]: string = 'OAuthError';
+  /** @internal */
+  static override readonly id: string = 'OAuthError';
   /** The RFC 6749 error code, e.g. `access_denied`, `invalid_grant`, `invalid_client`. */
   readonly error: string;
   /** The server's human-readable explanation, when it gave one. */
@@ -37,6 +38,11 @@ export class OAuthError extends PostSchedError {
     this.error_description = details.error_description;
     this.error_uri = details.error_uri;
     this.status = details.status;
+  }
+
+  /** The machine-readable field under the name every SDK error uses for it: the same value as `error`. */
+  get code(): string {
+    return this.error;
   }
 }
 
@@ -61,7 +67,8 @@ export type ReauthorizationReason =
  * }
  */
 export class ReauthorizationRequiredError extends OAuthError {
-  static override readonly [ERROR_ID]: string = 'ReauthorizationRequiredError';
+  /** @internal */
+  static override readonly id: string = 'ReauthorizationRequiredError';
   /** Why the user must authorize again. */
   readonly reason: ReauthorizationReason;
 
@@ -71,6 +78,11 @@ export class ReauthorizationRequiredError extends OAuthError {
   ) {
     super({ ...details, error: reason }, REAUTHORIZATION_MESSAGES[reason](details.error_description));
     this.reason = reason;
+  }
+
+  /** The same value as `reason`. */
+  override get code(): ReauthorizationReason {
+    return this.reason;
   }
 }
 
@@ -106,7 +118,8 @@ export type OAuthCallbackErrorCode =
  * catch (err) { if (err instanceof OAuthCallbackError && err.code === 'state_mismatch') return res.status(400).end() }
  */
 export class OAuthCallbackError extends PostSchedError {
-  static override readonly [ERROR_ID]: string = 'OAuthCallbackError';
+  /** @internal */
+  static override readonly id: string = 'OAuthCallbackError';
   /** Which check failed. */
   readonly code: OAuthCallbackErrorCode;
 
@@ -135,7 +148,8 @@ export type OAuthResponseErrorCode =
  * catch (err) { if (err instanceof OAuthResponseError) console.error(err.code, err.status) }
  */
 export class OAuthResponseError extends PostSchedError {
-  static override readonly [ERROR_ID]: string = 'OAuthResponseError';
+  /** @internal */
+  static override readonly id: string = 'OAuthResponseError';
   /** What was wrong with the answer. */
   readonly code: OAuthResponseErrorCode;
   /** The HTTP status of the token endpoint's answer. */
@@ -160,11 +174,12 @@ export function sentence(text: string): string {
   return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
 }
 
-/** Which call to the token store (or the `onTokens` callback) failed. */
-export type TokenStoreOperation = 'get' | 'set' | 'lock' | 'onTokens';
+/** Which call to the token store (or the `onTokens` callback) failed; `unlock` is `RedisTokenStore`'s own. */
+export type TokenStoreOperation = 'get' | 'set' | 'lock' | 'unlock' | 'onTokens';
 
 /**
- * The token store or the `onTokens` callback failed. The original error is described in the message (with any
+ * The token store or the `onTokens` callback failed: every store failure is one, `RedisTokenStore`'s own errors
+ * (`RedisTokenStoreError` and its subclasses) included. The original error is described in the message (with any
  * token value the SDK knows replaced by `[redacted]`) but not attached: store clients (Redis, SQL) often keep the
  * failed command, with the tokens in it, on their errors.
  * After a failed `set` / `onTokens`, the manager keeps the new tokens in memory and saves them again before
@@ -174,29 +189,29 @@ export type TokenStoreOperation = 'get' | 'set' | 'lock' | 'onTokens';
  * catch (err) { if (err instanceof TokenStoreError) console.error(err.operation, err.message) }
  */
 export class TokenStoreError extends PostSchedError {
-  static override readonly [ERROR_ID]: string = 'TokenStoreError';
+  /** @internal */
+  static override readonly id: string = 'TokenStoreError';
   /** The store method (or `onTokens`) that failed. */
   readonly operation: TokenStoreOperation;
 
-  /** `knownSecrets`: the token values at hand, scrubbed from the original message in case it echoes them. */
-  constructor(operation: TokenStoreOperation, original: unknown, knownSecrets: readonly string[] = []) {
-    const what = operation === 'onTokens' ? 'The onTokens callback' : `The token store's ${operation}()`;
-    const detail = original instanceof Error ? scrub(`${original.name}: ${original.message}`, knownSecrets) : typeof original;
-    super(`${what} failed (${detail.slice(0, 300)}).`);
+  /**
+   * `knownSecrets`: the token values at hand, scrubbed from the original message in case it echoes them.
+   * `message` and `options`: a store's own subclass (`RedisTokenStoreError`) says what failed itself.
+   */
+  constructor(
+    operation: TokenStoreOperation,
+    original: unknown,
+    knownSecrets: readonly string[] = [],
+    message: string = describeStoreFailure(operation, original, knownSecrets),
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
     this.operation = operation;
   }
 }
 
-/** `"accessToken": "…"`, `refreshToken=…`: the TokenSet's own field names, as a store may serialize them. */
-const TOKEN_FIELDS = /("?(?:accessToken|refreshToken)"?\s*[:=]\s*)("[^"]*"|[^\s,;&"'}]+)/gi;
-/** A run of 20+ token characters holding a digit: what an opaque token looks like, and few words do. */
-const OPAQUE = /(?=[\w~+/.=-]*\d)[\w~+/.=-]{20,}/g;
-
-/**
- * A store's message may echo the tokens it was handed or holds, including ones the manager has not seen yet
- * (a failed first read or lock). Known values go first, then credential fields, then anything token-shaped;
- * what is left (`connect ECONNREFUSED 127.0.0.1:6379`) still says what went wrong.
- */
-function scrub(text: string, known: readonly string[]): string {
-  return scrubText(scrubSecrets(text, known).replace(TOKEN_FIELDS, '$1"[redacted]"').replace(OPAQUE, '[redacted]'));
+function describeStoreFailure(operation: TokenStoreOperation, original: unknown, knownSecrets: readonly string[]): string {
+  const what = operation === 'onTokens' ? 'The onTokens callback' : `The token store's ${operation}()`;
+  const detail = original instanceof Error ? scrubStoreMessage(`${original.name}: ${original.message}`, knownSecrets) : typeof original;
+  return `${what} failed (${detail.slice(0, 300)}).`;
 }

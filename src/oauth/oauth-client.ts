@@ -12,7 +12,7 @@ import { toTokenSet } from './normalize.js';
 import { checkScopes } from './scopes.js';
 import { createTokenFetch, type FetchLike } from './token-fetch.js';
 import type { Scope, TokenSet } from './types.js';
-import { invalidOption, optionalFunction } from '../invalid-option.js';
+import { integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction } from '../invalid-option.js';
 
 /** Default time-out of one token request, body included. */
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -107,10 +107,7 @@ export class OAuthClient {
     requireString(options.clientSecret, 'clientSecret');
     this.redirectUri = checkRedirectUri(options.redirectUri);
     if (options.issuer !== undefined) requireString(options.issuer, 'issuer');
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-      invalidOption('timeoutMs', 'must be a positive number of milliseconds.');
-    }
+    const timeoutMs = integerOption(options.timeoutMs, 'timeoutMs', DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
     optionalFunction(options.fetch, 'fetch');
 
     this.baseUrl = base.href;
@@ -187,7 +184,6 @@ export class OAuthClient {
       [validated.get('code') ?? '', checks.codeVerifier],
       (options) =>
         oauth.authorizationCodeGrantRequest(this.#as, this.#client, this.#clientAuth, validated, this.redirectUri, checks.codeVerifier, options),
-      (response) => oauth.processAuthorizationCodeResponse(this.#as, this.#client, response),
     );
   }
 
@@ -211,17 +207,19 @@ export class OAuthClient {
       { fallbackScopes, previousRefreshToken: refreshToken },
       [refreshToken],
       (options) => oauth.refreshTokenGrantRequest(this.#as, this.#client, this.#clientAuth, refreshToken, options),
-      (response) => oauth.processRefreshTokenResponse(this.#as, this.#client, response),
     );
   }
 
-  /** One token request: timestamp, send, process, normalize, with every failure mapped to an SDK error. */
+  /**
+   * One token request: timestamp, send, process, normalize, with every failure mapped to an SDK error. Both grants'
+   * answers are RFC 6749 §5.1 token responses, read by oauth4webapi's one processor for them (the service is not an
+   * OpenID provider: no id_token nonce or auth_time to check, and the OpenID code path would ship for nothing).
+   */
   async #tokenRequest(
     grant: Grant,
     context: { fallbackScopes: readonly string[]; previousRefreshToken?: string },
     secrets: readonly string[],
     send: (options: oauth.TokenEndpointRequestOptions) => Promise<Response>,
-    process: (response: Response) => Promise<oauth.TokenEndpointResponse>,
   ): Promise<TokenSet> {
     // Assumptions: expiry counts from the moment the request left, so the clock is read before sending.
     const sentAt = Date.now();
@@ -233,7 +231,7 @@ export class OAuthClient {
     }
     let body: oauth.TokenEndpointResponse;
     try {
-      body = await process(response);
+      body = await oauth.processGenericTokenEndpointResponse(this.#as, this.#client, response);
     } catch (error) {
       throw await mapResponseError(error, response.status, grant, [this.#clientSecret, ...secrets]);
     }

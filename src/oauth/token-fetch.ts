@@ -6,7 +6,7 @@ import type { CustomFetchOptions } from 'oauth4webapi';
 import { bufferResponse } from '../buffer-response.js';
 import { PostSchedError } from '../base-error.js';
 import { ConnectionError, TimeoutError } from '../errors.js';
-import { describeNetworkError, sanitizeCause } from '../network-error.js';
+import { describeNetworkError, sanitizeCause } from '../scrub.js';
 
 /**
  * The most of a token answer that is read: an RFC 6749 §5.1 answer is a few hundred bytes, so anything near this is

@@ -1,25 +1,30 @@
 /**
  * Errors of `RedisTokenStore`. None of them carries a token, an encryption key or a lock owner token:
- * the messages name the Redis key and the operation, never a value.
+ * the messages name the Redis key and the operation, never a value. Each is a `TokenStoreError`, so a Redis outage
+ * surfacing from `TokenManager.getAccessToken()` is caught as every other store failure is.
  */
-import { ERROR_ID, PostSchedError } from '../base-error.js';
+import { TokenStoreError } from '../oauth/errors.js';
 
 /** What the store was doing when it failed. */
 export type RedisTokenStoreOperation = 'get' | 'set' | 'lock' | 'unlock';
 
 /**
- * Base class of every error `RedisTokenStore` throws, so one `instanceof` check catches them all.
+ * Base class of every error `RedisTokenStore` throws, so one `instanceof` check catches them all; a
+ * `TokenStoreError` like every store failure.
  *
  * @example
- * catch (err) { if (err instanceof RedisTokenStoreError) console.error(err.name, err.key) }
+ * catch (err) { if (err instanceof RedisTokenStoreError) console.error(err.name, err.key, err.operation) }
  */
-export class RedisTokenStoreError extends PostSchedError {
-  static override readonly [ERROR_ID]: string = 'RedisTokenStoreError';
+export class RedisTokenStoreError extends TokenStoreError {
+  /** @internal */
+  static override readonly id: string = 'RedisTokenStoreError';
+  /** The store operation that failed. */
+  declare readonly operation: RedisTokenStoreOperation;
   /** The Redis key of the token set (a name chosen by the app, not a secret). */
   readonly key: string;
 
-  constructor(key: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(key: string, message: string, options?: { cause?: unknown }, operation: RedisTokenStoreOperation = 'get') {
+    super(operation, undefined, [], message, options);
     this.key = key;
   }
 }
@@ -34,9 +39,8 @@ export class RedisTokenStoreError extends PostSchedError {
  * catch (err) { if (err instanceof TokenStoreUnavailableError) return res.status(503).end() }
  */
 export class TokenStoreUnavailableError extends RedisTokenStoreError {
-  static override readonly [ERROR_ID]: string = 'TokenStoreUnavailableError';
-  /** The store operation that could not complete. */
-  readonly operation: RedisTokenStoreOperation;
+  /** @internal */
+  static override readonly id: string = 'TokenStoreUnavailableError';
   /** Set when the command was cut off by `commandTimeoutMs`. */
   readonly timeoutMs: number | undefined;
 
@@ -55,8 +59,8 @@ export class TokenStoreUnavailableError extends RedisTokenStoreError {
       `Token store "${key}" is unavailable during ${operation}: ${what}. ` +
         'Check that Redis is reachable; raise `commandTimeoutMs` if it is known to be slow.',
       detail.cause === undefined ? undefined : { cause: detail.cause },
+      operation,
     );
-    this.operation = operation;
     this.timeoutMs = detail.timeoutMs;
   }
 }
@@ -66,7 +70,8 @@ export class TokenStoreUnavailableError extends RedisTokenStoreError {
  * releasing it while `lockTtlMs` is longer than `lockWaitMs`; retry later.
  */
 export class LockTimeoutError extends TokenStoreUnavailableError {
-  static override readonly [ERROR_ID]: string = 'LockTimeoutError';
+  /** @internal */
+  static override readonly id: string = 'LockTimeoutError';
   /** How long the store waited for the lock, in ms. */
   readonly waitedMs: number;
 
@@ -85,13 +90,16 @@ export class LockTimeoutError extends TokenStoreUnavailableError {
  * stored newer tokens: the write was refused so it cannot overwrite them. Read the store again.
  */
 export class LockLostError extends RedisTokenStoreError {
-  static override readonly [ERROR_ID]: string = 'LockLostError';
+  /** @internal */
+  static override readonly id: string = 'LockLostError';
 
   constructor(key: string) {
     super(
       key,
       `The token lock of "${key}" expired before set() ran, so the tokens were not written (another process ` +
         'may hold newer ones). Raise `lockTtlMs` above the longest token refresh.',
+      undefined,
+      'set',
     );
   }
 }
@@ -105,7 +113,8 @@ export class LockLostError extends RedisTokenStoreError {
  * catch (err) { if (err instanceof CrossSlotError) console.error(`fix the key: ${err.key}`) }
  */
 export class CrossSlotError extends RedisTokenStoreError {
-  static override readonly [ERROR_ID]: string = 'CrossSlotError';
+  /** @internal */
+  static override readonly id: string = 'CrossSlotError';
 
   constructor(key: string) {
     super(
@@ -130,13 +139,19 @@ export type StoredTokensProblem =
  * was given, or not a token set at all. `problem` says which.
  */
 export class StoredTokensUnreadableError extends RedisTokenStoreError {
-  static override readonly [ERROR_ID]: string = 'StoredTokensUnreadableError';
+  /** @internal */
+  static override readonly id: string = 'StoredTokensUnreadableError';
   /** What is wrong with the stored value. */
   readonly problem: StoredTokensProblem;
 
   constructor(key: string, problem: StoredTokensProblem, detail?: string) {
     super(key, `The tokens stored under "${key}" cannot be read: ${describe(problem)}${detail ? ` (${detail})` : ''}.`);
     this.problem = problem;
+  }
+
+  /** The machine-readable field under the name every SDK error uses for it: the same value as `problem`. */
+  get code(): StoredTokensProblem {
+    return this.problem;
   }
 }
 

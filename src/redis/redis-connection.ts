@@ -11,6 +11,7 @@
  * Every command is bounded by `commandTimeoutMs` and every failure becomes a `TokenStoreUnavailableError`.
  */
 import { ValidationError } from '../errors.js';
+import { sanitizeCause } from '../scrub.js';
 import { CrossSlotError, type RedisTokenStoreOperation, TokenStoreUnavailableError } from './errors.js';
 
 /**
@@ -178,14 +179,10 @@ function firstKey(args: string[]): string | undefined {
 }
 
 /**
- * A copy of the client's error with only its name, code and message. Never the error itself: ioredis puts the
- * command and its arguments (our token JSON) on `error.command`, and node-redis errors can hold the socket.
+ * A copy of the client's error (name, scrubbed message and stack, code: the secrets module's copy). Never the error
+ * itself: ioredis puts the command and its arguments (our token JSON) on `error.command`, and node-redis errors can
+ * hold the socket.
  */
 function safeCause(error: unknown): Error {
-  if (!(error instanceof Error)) return new Error(`Redis client failed with a non-Error value (${typeof error})`);
-  const code = (error as { code?: unknown }).code;
-  const message = error.message.length > 200 ? `${error.message.slice(0, 200)}…` : error.message;
-  const copy = new Error(typeof code === 'string' ? `${code}: ${message}` : message);
-  copy.name = error.name;
-  return copy;
+  return sanitizeCause(error) ?? new Error(`Redis client failed with a non-Error value (${typeof error})`);
 }

@@ -1,5 +1,5 @@
 /** The error of `RedisWebhookDedupe`: Redis failed or did not answer. It names the step, never a key's value. */
-import { ERROR_ID, PostSchedError } from '../base-error.js';
+import { PostSchedError } from '../base-error.js';
 
 /** Which call of the store failed. */
 export type RedisWebhookDedupeOperation = 'claim' | 'complete' | 'release';
@@ -13,7 +13,8 @@ export type RedisWebhookDedupeOperation = 'claim' | 'complete' | 'release';
  * onError: (error) => { if (error instanceof WebhookDedupeUnavailableError) metrics.increment(error.code) }
  */
 export class WebhookDedupeUnavailableError extends PostSchedError {
-  static override readonly [ERROR_ID]: string = 'WebhookDedupeUnavailableError';
+  /** @internal */
+  static override readonly id: string = 'WebhookDedupeUnavailableError';
   /** `redis_timeout` or `redis_error`. */
   readonly code: 'redis_timeout' | 'redis_error';
   /** The store call that failed. */

@@ -4,4 +4,3 @@ export * from './analytics.js';
 export * from './media.js';
 export { Paginator, type ListParams, type Page } from './pagination.js';
 export * from './posts.js';
-export { routes, type Route } from './routes.js';

@@ -33,8 +33,8 @@ const MAX_PAGE_SIZE = 100;
 
 /** The known fields of `ListParams`, for the list methods' input checks. */
 export const listFields: Record<keyof ListParams, FieldCheck> = {
-  limit: /* @__PURE__ */ wholeNumber(Number.POSITIVE_INFINITY, 'must be a positive integer (the total number of items wanted).'),
-  pageSize: /* @__PURE__ */ wholeNumber(MAX_PAGE_SIZE, `must be an integer from 1 to ${MAX_PAGE_SIZE}.`),
+  limit: /* @__PURE__ */ wholeNumber(Number.MAX_SAFE_INTEGER),
+  pageSize: /* @__PURE__ */ wholeNumber(MAX_PAGE_SIZE),
 };
 
 /** The raw page as parsed: `data` checked, everything else as sent. */

@@ -5,6 +5,7 @@
  * bundle for a handful of `typeof` checks.
  */
 import { ResponseValidationError, ValidationError } from '../errors.js';
+import { integerOption } from '../invalid-option.js';
 import { isRecord } from '../is-record.js';
 import type { WireType } from './wire-contract.js';
 
@@ -168,9 +169,7 @@ export function oneOf(values: readonly string[], hatch: string): FieldCheck {
   };
 }
 
-/** A safe whole number from 1 to `max`. */
-export function wholeNumber(max: number, problem: string): FieldCheck {
-  return (value, path) => {
-    if (!Number.isSafeInteger(value) || (value as number) < 1 || (value as number) > max) invalid(path, problem);
-  };
+/** A whole number from 1 to `max` (the one option check). */
+export function wholeNumber(max: number): FieldCheck {
+  return (value, path) => void integerOption(value, formatPath(path), 1, 1, max);
 }

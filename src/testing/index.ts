@@ -13,11 +13,11 @@ export type { FakeFaults, FaultTarget } from './fake-service/faults.js';
 export type { ListeningFakeService } from './fake-service/listen.js';
 export type { AccountInput, AppInput, FakeServiceOptions, WebhookEndpointInput } from './fake-service/options.js';
 export type {
-  Account,
   ConsentMode,
-  MediaItem,
-  Post,
-  PostAnalytics,
+  FakeAccount,
+  FakeMediaItem,
+  FakePost,
+  FakePostAnalytics,
   RegisteredApp,
   StoredMedia,
   WebhookEndpoint,

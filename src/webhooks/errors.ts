@@ -1,5 +1,5 @@
 /** The one error every webhook rejection throws. */
-import { ERROR_ID, PostSchedError } from '../base-error.js';
+import { PostSchedError } from '../base-error.js';
 
 /**
  * Why a delivery was rejected. Stable, machine-readable: switch on it, log it, count it.
@@ -35,13 +35,19 @@ export type WebhookVerificationReason =
  * }
  */
 export class WebhookVerificationError extends PostSchedError {
-  static override readonly [ERROR_ID]: string = 'WebhookVerificationError';
+  /** @internal */
+  static override readonly id: string = 'WebhookVerificationError';
   /** Which check failed, as a machine-readable code (safe to log or to answer with). */
   readonly reason: WebhookVerificationReason;
 
   constructor(reason: WebhookVerificationReason, message: string) {
     super(message);
     this.reason = reason;
+  }
+
+  /** The machine-readable field under the name every SDK error uses for it: the same value as `reason`. */
+  get code(): WebhookVerificationReason {
+    return this.reason;
   }
 }
 

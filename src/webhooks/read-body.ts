@@ -2,17 +2,14 @@
  * Reads a delivery's raw body with a cap, for the paths where the SDK reads the body itself: a hostile sender
  * must not fill memory before the signature is known to be bad (issue 12, item 6).
  */
-import { PostSchedError } from '../base-error.js';
+import { integerOption } from '../invalid-option.js';
 import { DEFAULT_WEBHOOK_MAX_BODY_BYTES } from './constants.js';
-import { reject, WebhookVerificationError } from './errors.js';
+import { readStream } from '../buffer-response.js';
+import { reject } from './errors.js';
 
-/** The cap in force: `maxBodyBytes` when given (a whole number ≥ 0), else the default. */
+/** The cap in force: `maxBodyBytes` when given (a whole number of bytes ≥ 0, the one option check), else the default. */
 export function bodyLimit(maxBodyBytes: number | undefined): number {
-  if (maxBodyBytes === undefined) return DEFAULT_WEBHOOK_MAX_BODY_BYTES;
-  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 0) {
-    throw new PostSchedError('maxBodyBytes must be a whole number of bytes ≥ 0');
-  }
-  return maxBodyBytes;
+  return integerOption(maxBodyBytes, 'maxBodyBytes', DEFAULT_WEBHOOK_MAX_BODY_BYTES, 0, Number.MAX_SAFE_INTEGER);
 }
 
 export function tooLarge(limit: number): never {
@@ -39,23 +36,14 @@ export function assertUnreadRequest(request: Request): void {
  */
 export async function readRequestBody(request: Request, limit: number): Promise<Uint8Array> {
   checkDeclaredLength(request.headers.get('content-length'), limit);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
+  let bytes: Uint8Array | undefined;
   try {
-    const reader = request.body?.getReader(); // throws when another reader holds it
-    for (let chunk = await reader?.read(); chunk !== undefined && !chunk.done; chunk = await reader!.read()) {
-      size += chunk.value.byteLength;
-      if (size > limit) {
-        reader!.cancel().catch(() => undefined);
-        tooLarge(limit);
-      }
-      chunks.push(chunk.value);
-    }
-  } catch (error) {
-    if (error instanceof WebhookVerificationError) throw error;
-    unreadable(); // the sender went away mid-body, or the stream was locked
+    // getReader() throws when another reader holds the body; a read fails when the sender went away mid-body.
+    bytes = request.body === null ? new Uint8Array() : await readStream(request.body, limit);
+  } catch {
+    unreadable();
   }
-  return new Uint8Array(await new Blob(chunks as Uint8Array<ArrayBuffer>[]).arrayBuffer());
+  return bytes ?? tooLarge(limit);
 }
 
 /** Drops a body that will not be read (a rejected delivery), so the runtime does not buffer it. */

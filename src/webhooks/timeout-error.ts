@@ -1,5 +1,5 @@
 /** The error `createWebhookHandler` gives `onError` when a handler or a dedupe store overran its time bound. */
-import { ERROR_ID, PostSchedError } from '../base-error.js';
+import { PostSchedError } from '../base-error.js';
 
 /**
  * What overran. Stable, machine-readable: switch on it, log it, count it.
@@ -22,7 +22,8 @@ export type WebhookTimedStep = 'handler' | 'claim' | 'complete' | 'release';
  * }
  */
 export class WebhookTimeoutError extends PostSchedError {
-  static override readonly [ERROR_ID]: string = 'WebhookTimeoutError';
+  /** @internal */
+  static override readonly id: string = 'WebhookTimeoutError';
   /** `handler_timeout` or `dedupe_timeout`. */
   readonly reason: WebhookTimeoutReason;
   /** Same as `reason`, for code that reads `error.code`. */

@@ -5,16 +5,13 @@
 import { nodeCrypto } from './crypto-node.js';
 import type { WebhookEvent } from './event.js';
 import type { WebhookSecret } from './secret.js';
-import {
-  signWith,
-  verifyRequestWith,
-  verifyWith,
-  type SignWebhookOptions,
-  type VerifyWebhookOptions,
-  type VerifyWebhookRequestOptions,
-} from './verify.js';
+import type { SignWebhookOptions, VerifyWebhookOptions, VerifyWebhookRequestOptions } from './verify.js';
+import { signWith, verifyDelivery, verifyRequestWith } from './verify.js';
 
 export * from './public.js';
+
+// Bound, not wrapped: one definition of each function for both runtimes (verify.ts), and `@__PURE__` lets a bundler
+// drop the ones an app does not import.
 
 /**
  * Verifies a webhook delivery and returns its typed event; throws `WebhookVerificationError` otherwise.
@@ -25,9 +22,7 @@ export * from './public.js';
  *   res.sendStatus(204)
  * })
  */
-export function verifyWebhook(options: VerifyWebhookOptions): Promise<WebhookEvent> {
-  return verifyWith(nodeCrypto, options);
-}
+export const verifyWebhook: (options: VerifyWebhookOptions) => Promise<WebhookEvent> = /* @__PURE__ */ verifyDelivery.bind(undefined, nodeCrypto);
 
 /**
  * Verifies a Fetch `Request` (Next.js route handlers, Hono, Bun, Deno, workers). The header and its timestamp
@@ -39,13 +34,8 @@ export function verifyWebhook(options: VerifyWebhookOptions): Promise<WebhookEve
  *   return new Response(null, { status: 204 })
  * }
  */
-export function verifyWebhookRequest(
-  request: Request,
-  secret: WebhookSecret,
-  options?: VerifyWebhookRequestOptions,
-): Promise<WebhookEvent> {
-  return verifyRequestWith(nodeCrypto, request, secret, options);
-}
+export const verifyWebhookRequest: (request: Request, secret: WebhookSecret, options?: VerifyWebhookRequestOptions) => Promise<WebhookEvent> =
+  /* @__PURE__ */ verifyRequestWith.bind(undefined, nodeCrypto);
 
 /**
  * Signs a body as the service does, for your own tests; returns the `X-Service-Signature` value.
@@ -54,6 +44,4 @@ export function verifyWebhookRequest(
  * const signature = await signWebhook({ body, secret: 'whsec_test' })
  * await fetch(url, { method: 'POST', body, headers: { 'X-Service-Signature': signature } })
  */
-export function signWebhook(options: SignWebhookOptions): Promise<string> {
-  return signWith(nodeCrypto, options);
-}
+export const signWebhook: (options: SignWebhookOptions) => Promise<string> = /* @__PURE__ */ signWith.bind(undefined, nodeCrypto);

@@ -4,6 +4,7 @@
  * (read, when the SDK reads it, up to a cap), the HMAC, the JSON.
  */
 import { PostSchedError } from '../base-error.js';
+import { integerOption, invalidOption } from '../invalid-option.js';
 import type { HmacBackend } from './backend.js';
 import { bodyText, toRawBody, type WebhookBody } from './body.js';
 import { DEFAULT_WEBHOOK_TOLERANCE_SECONDS } from './constants.js';
@@ -64,10 +65,7 @@ function seconds(time: Date | number | undefined, what: string): number {
 }
 
 function checkClock(timestamp: number, options: VerifyWebhookClockOptions): void {
-  const tolerance = options.toleranceSeconds ?? DEFAULT_WEBHOOK_TOLERANCE_SECONDS;
-  if (!(tolerance >= 0 && tolerance < Infinity)) {
-    throw new PostSchedError('toleranceSeconds must be a finite number ≥ 0');
-  }
+  const tolerance = integerOption(options.toleranceSeconds, 'toleranceSeconds', DEFAULT_WEBHOOK_TOLERANCE_SECONDS, 0, Number.MAX_SAFE_INTEGER);
   const age = seconds(options.now, 'now: pass a Date or milliseconds since 1970') - timestamp;
   if (age > tolerance) {
     reject('timestamp_too_old', `Timestamp ${age}s old, over ${tolerance}s tolerance: a replay, or a slow clock`);
@@ -91,15 +89,58 @@ export function checkSignature(signature: unknown, options: VerifyWebhookClockOp
   return parsed;
 }
 
-/** `verifyWebhook` with a given HMAC backend. Not async: the checks before the HMAC reject the promise it returns. */
-export function verifyWith(backend: HmacBackend, options: VerifyWebhookOptions): Promise<WebhookEvent> {
+/**
+ * Where the body comes from when the SDK reads it (a Fetch Request, a Node request): checked for a configuration
+ * mistake before anything else, read only once the header passed, discarded when it did not.
+ */
+export interface BodyReader {
+  /** Throws `body_not_raw` when the body cannot be read raw (already read, not a request). */
+  check(): void;
+  /** The exact bytes, up to the cap. */
+  read(): Promise<Uint8Array>;
+  /** Drops a body that will not be read, so the runtime does not buffer it. */
+  discard(): void;
+}
+
+/**
+ * The verify sequence, assembled here once for `verifyWebhook`, `verifyWebhookRequest` and the handler:
+ * configuration mistakes first (the secret, then the body: given raw, or a reader), then everything the header
+ * decides, and only then the body, the HMAC, the JSON. Not async: with a body given, the HMAC starts before it
+ * returns, and the checks before it reject the promise it returns.
+ */
+export function verifyDelivery(
+  backend: HmacBackend,
+  delivery: { secret: unknown; signature: unknown; body: unknown } & VerifyWebhookClockOptions,
+): Promise<WebhookEvent> {
   try {
-    const secrets = toSecretList(options.secret);
-    const body = toRawBody(options.body);
-    return verifySigned(backend, secrets, checkSignature(options.signature, options), body);
+    const { body } = delivery;
+    const secrets = toSecretList(delivery.secret);
+    const reader = typeof (body as Partial<BodyReader> | null)?.read === 'function' ? (body as BodyReader) : undefined;
+    const raw = reader === undefined ? toRawBody(body) : (reader.check(), undefined);
+    let parsed: ParsedSignature;
+    try {
+      parsed = checkSignature(delivery.signature, delivery);
+    } catch (error) {
+      reader?.discard();
+      throw error;
+    }
+    return raw === undefined ? reader!.read().then((bytes) => verifySigned(backend, secrets, parsed, bytes)) : verifySigned(backend, secrets, parsed, raw);
   } catch (error) {
     return Promise.reject(error);
   }
+}
+
+/** A Fetch Request's body as a `BodyReader`, read up to `maxBodyBytes`. */
+export function requestBody(request: Request, maxBodyBytes: number | undefined): BodyReader {
+  let limit = 0;
+  return {
+    check: () => {
+      limit = bodyLimit(maxBodyBytes);
+      assertUnreadRequest(request);
+    },
+    read: () => readRequestBody(request, limit),
+    discard: () => discardRequestBody(request),
+  };
 }
 
 /** The body's part of the checks, once `checkSignature` passed: the HMAC against each secret, then the JSON. */
@@ -135,26 +176,9 @@ function parseJson(body: string | Uint8Array): unknown {
   }
 }
 
-/** `verifyWebhookRequest` with a given HMAC backend. */
-export async function verifyRequestWith(
-  backend: HmacBackend,
-  request: Request,
-  secret: WebhookSecret,
-  options: VerifyWebhookRequestOptions = {},
-): Promise<WebhookEvent> {
-  // Configuration mistakes first (a bad secret, a body already read or not a Fetch Request: an Express req
-  // needs verifyWebhook with express.raw()), then everything the header decides, before a byte is read.
-  const secrets = toSecretList(secret);
-  const limit = bodyLimit(options.maxBodyBytes);
-  assertUnreadRequest(request);
-  let signature: ParsedSignature;
-  try {
-    signature = checkSignature(request.headers, options);
-  } catch (error) {
-    discardRequestBody(request);
-    return Promise.reject(error);
-  }
-  return verifySigned(backend, secrets, signature, await readRequestBody(request, limit));
+/** `verifyWebhookRequest` with a given HMAC backend: the request's body read by the SDK, up to `maxBodyBytes`. */
+export function verifyRequestWith(backend: HmacBackend, request: Request, secret: WebhookSecret, options: VerifyWebhookRequestOptions = {}): Promise<WebhookEvent> {
+  return verifyDelivery(backend, { ...options, secret, signature: request?.headers, body: requestBody(request, options.maxBodyBytes) });
 }
 
 /** `signWebhook` with a given HMAC backend. */
@@ -163,8 +187,6 @@ export async function signWith(backend: HmacBackend, options: SignWebhookOptions
   const body = toRawBody(options.body);
   const timestamp = options.timestamp;
   const t = typeof timestamp === 'number' ? timestamp : seconds(timestamp, 'timestamp: pass a Date or whole Unix seconds');
-  if (!Number.isSafeInteger(t) || t < 0) {
-    throw new PostSchedError('timestamp must be whole seconds ≥ 0');
-  }
+  if (!Number.isSafeInteger(t) || t < 0) invalidOption('timestamp', 'must be whole seconds ≥ 0.');
   return `t=${t},v1=${encodeHex(new Uint8Array(await backend.hmac(secret, `${t}.`, body)))}`;
 }

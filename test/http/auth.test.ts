@@ -102,4 +102,20 @@ describe('auth', () => {
     expect(() => new PostSched({ baseUrl: BASE, auth: '' })).toThrow(ValidationError);
     expect(() => new PostSched({ baseUrl: BASE, auth: 42 as never })).toThrow(ValidationError);
   });
+
+  it('reads the token again for a retry, so one refreshed during the wait is sent', async () => {
+    const seen: string[] = [];
+    let token = 'tok_before';
+    const client = new PostSched({
+      baseUrl: 'https://api.example',
+      auth: { getAccessToken: async () => token, forceRefresh: async () => token, peekAccessToken: () => token } as never,
+      fetch: async (request) => {
+        seen.push(request.headers.get('authorization') ?? '');
+        token = 'tok_after'; // the manager refreshed while the call waited to retry
+        return seen.length === 1 ? Response.json({}, { status: 503, headers: { 'retry-after': '0' } }) : Response.json(wirePost());
+      },
+    });
+    await client.posts.get('post_1');
+    expect(seen).toEqual(['Bearer tok_before', 'Bearer tok_after']);
+  });
 });

@@ -7,8 +7,8 @@ import {
   PostSched,
   RateLimitError,
   UnprocessableEntityError,
-  retryAfterMs,
 } from '@postsched/sdk';
+import { retryAfterMs } from '../../src/http/retry.js';
 import { BASE, FakeTokenProvider, flushIO, settle, wirePost } from '../helpers.js';
 
 const server = setupServer();

@@ -1,7 +1,6 @@
 import { HttpResponse } from 'msw';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
-  ERROR_ID,
   MemoryTokenStore,
   PostSchedError,
   OAuthResponseError,
@@ -265,9 +264,7 @@ describe('TokenManager with a shared store', () => {
   });
 
   it("passes the store's own typed SDK errors through, so a user can catch them by class", async () => {
-    class StoreUnavailable extends PostSchedError {
-      static override readonly [ERROR_ID]: string = 'StoreUnavailable';
-    }
+    class StoreUnavailable extends PostSchedError {}
     const store = new CountingStore(expired());
     store.get = async () => {
       throw new StoreUnavailable('Redis did not answer within 3000 ms');

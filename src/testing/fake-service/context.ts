@@ -3,7 +3,7 @@
  * Routes take a `Context` instead of importing each other, so each file stays one concept.
  */
 import type { Scheduler } from './clock.js';
-import type { Post, State, WebhookEventType } from './state.js';
+import type { FakePost, State, WebhookEventType } from './state.js';
 
 /** Counters for assertions ("the retried POST created one post", "one refresh for 50 calls"). */
 export interface FakeStats {
@@ -37,7 +37,7 @@ export interface Context {
   /** The base URL, which is also the RFC 9207 issuer (`iss`). */
   issuer(): string;
   /** Fires `event` for `post` to every subscribed endpoint. */
-  emit(event: WebhookEventType, post: Post): void;
+  emit(event: WebhookEventType, post: FakePost): void;
   readonly accessTokenTtlMs: number;
   readonly codeTtlMs: number;
   readonly refreshTokenReuse: 'reject' | 'revoke-grant';

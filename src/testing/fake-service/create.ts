@@ -17,7 +17,7 @@ import { getAccount, listAccounts } from './routes-accounts.js';
 import { uploadMedia } from './routes-media.js';
 import { createPost, deletePost, getAnalytics, getPost, listPosts, updatePost } from './routes-posts.js';
 import {
-  type Account, type ConsentMode, type Post, type RegisteredApp, State, type StoredMedia, WEBHOOK_EVENT_TYPES,
+  type ConsentMode, type FakeAccount, type FakePost, type RegisteredApp, State, type StoredMedia, WEBHOOK_EVENT_TYPES,
   type WebhookEndpoint,
 } from './state.js';
 import { type WebhookDelivery, WebhookDispatcher } from './webhooks-delivery.js';
@@ -95,7 +95,7 @@ export interface FakeService {
   /** Registers an app; returns its credentials (generated when omitted). */
   registerApp(input: AppInput): RegisteredApp;
   /** Adds a connected account. */
-  seedAccount(input?: AccountInput): Account;
+  seedAccount(input?: AccountInput): FakeAccount;
   /** Makes posts targeting `accountId` end `failed` (or, with `false`, publish normally again). */
   failPublicationFor(accountId: string, fail?: boolean): void;
   /** Registers a webhook endpoint; returns it with its secret (generated when omitted). */
@@ -119,7 +119,7 @@ export interface FakeService {
    */
   issueTokenSet(input?: { clientId?: string; scopes?: string[] }): TokenSet;
   /** A post as the fake holds it, or `undefined`. */
-  getPost(id: string): Post | undefined;
+  getPost(id: string): FakePost | undefined;
   /** An upload as the fake holds it (metadata and the kept prefix), or `undefined`. */
   getMedia(id: string): StoredMedia | undefined;
   /** Waits for webhook attempts in flight (retries come with `clock.advance`). */

@@ -2,6 +2,7 @@
  * Small HTTP helpers shared by the fake's routes: ids, JSON and error answers in the wire format,
  * and the error type a route throws to answer early.
  */
+import { readStream } from '../../buffer-response.js';
 
 const encoder = new TextEncoder();
 
@@ -78,26 +79,8 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** The body as text, or `undefined` when it is longer than `limit` bytes (reading stops there). */
 export async function readBoundedText(request: Request, limit: number): Promise<string | undefined> {
   if (request.body === null) return '';
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => undefined);
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
+  const bytes = await readStream(request.body, limit);
+  return bytes === undefined ? undefined : new TextDecoder().decode(bytes);
 }
 
 /** A 413 in the wire format, for a body over `MAX_BODY_BYTES`. */

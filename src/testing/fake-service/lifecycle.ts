@@ -4,10 +4,10 @@
  * fail) → each change fires its webhook event. Deleting a scheduled post makes it `deleted`.
  */
 import type { Context } from './context.js';
-import type { Post } from './state.js';
+import type { FakePost } from './state.js';
 
 /** Queues the publication of `post` at its `publish_at` on the fake clock. */
-export function schedulePublication(ctx: Context, post: Post): void {
+export function schedulePublication(ctx: Context, post: FakePost): void {
   const due = post.publish_at;
   ctx.clock.schedule(Date.parse(due), () => {
     // A post deleted or moved to another time since then is left alone (the newer schedule handles it).
@@ -31,7 +31,7 @@ function fnv1a(text: string): number {
 }
 
 /** Deterministic analytics for a published post (derived from its id); zeros before publication. */
-export function analyticsFor(post: Post) {
+export function analyticsFor(post: FakePost) {
   if (post.status !== 'published') {
     return { post_id: post.id, impressions: 0, likes: 0, shares: 0, comments: 0, clicks: 0 };
   }

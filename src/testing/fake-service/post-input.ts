@@ -4,7 +4,7 @@
  */
 import type { Context } from './context.js';
 import { invalid } from './http.js';
-import type { Post } from './state.js';
+import type { FakePost } from './state.js';
 
 /** RFC 3339 date-time with an explicit offset (ISO 8601 profile used by the wire contract). */
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
@@ -57,7 +57,7 @@ export function validatePostInput(ctx: Context, body: Record<string, unknown>, c
 }
 
 /** Applies validated changes to a post; `null` removes an optional field. */
-export function applyChanges(post: Post, changes: PostChanges): void {
+export function applyChanges(post: FakePost, changes: PostChanges): void {
   const target = post as Record<string, unknown>;
   for (const [key, value] of Object.entries(changes)) {
     if (value === null) delete target[key];

@@ -6,16 +6,16 @@ import { claim, idempotencyKey } from './idempotency.js';
 import { analyticsFor, schedulePublication } from './lifecycle.js';
 import { paginate } from './pagination.js';
 import { applyChanges, validatePostInput } from './post-input.js';
-import type { Post } from './state.js';
+import type { FakePost } from './state.js';
 import type { RouteHandler } from './router.js';
 
 const STATUSES = ['scheduled', 'published', 'failed', 'deleted'];
 
-function findPost(ctx: Context, id: string): Post {
+function findPost(ctx: Context, id: string): FakePost {
   return ctx.state.posts.get(id) ?? notFound('post', id);
 }
 
-function requireScheduled(post: Post, action: string): void {
+function requireScheduled(post: FakePost, action: string): void {
   if (post.status !== 'scheduled') {
     throw new HttpError(
       apiError(409, 'post_not_scheduled', `Post ${post.id} is ${post.status}; only a scheduled post can be ${action}.`),
@@ -40,7 +40,7 @@ export const createPost: RouteHandler = async (ctx, request) => {
   try {
     const changes = validatePostInput(ctx, body, true);
     const now = new Date(ctx.clock.now()).toISOString();
-    const post = { id: randomId('post'), status: 'scheduled', created_at: now } as Post;
+    const post = { id: randomId('post'), status: 'scheduled', created_at: now } as FakePost;
     applyChanges(post, changes);
     ctx.state.posts.set(post.id, post);
     ctx.stats.postsCreated++;

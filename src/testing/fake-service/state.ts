@@ -3,8 +3,11 @@
  * webhook endpoints) and the wire shapes it answers with. One `State` per fake; nothing is global.
  */
 
-/** A post on the wire (the wire contract's Post, plus any extra fields the client sent). */
-export interface Post {
+/**
+ * A post as the fake holds and sends it (the wire contract's post, plus any extra fields the client sent). The fake's
+ * own type: the main entry's `Post` is what the client returns.
+ */
+export interface FakePost {
   /** `post_…` */
   id: string;
   /** The target accounts. */
@@ -24,8 +27,8 @@ export interface Post {
   [extra: string]: unknown;
 }
 
-/** A connected social account on the wire. */
-export interface Account {
+/** A connected social account as the fake holds and sends it (the main entry's `Account` is the client's). */
+export interface FakeAccount {
   /** `acc_…` */
   id: string;
   /** The social network (`x`, `linkedin`…). */
@@ -34,8 +37,8 @@ export interface Account {
   name: string;
 }
 
-/** A media item on the wire. */
-export interface MediaItem {
+/** A media item as the fake holds and sends it (the main entry's `MediaItem` is the client's). */
+export interface FakeMediaItem {
   /** `media_…` */
   id: string;
   /** The file name of the upload. */
@@ -48,8 +51,8 @@ export interface MediaItem {
   created_at: string;
 }
 
-/** Post-level analytics on the wire. */
-export interface PostAnalytics {
+/** Post-level analytics as the fake sends them (the main entry's `PostAnalytics` is the client's). */
+export interface FakePostAnalytics {
   /** The post these counters belong to. */
   post_id: string;
   /** Times shown. */
@@ -143,7 +146,7 @@ export interface RefreshToken {
 /** What the fake keeps of an upload: the metadata, and at most a bounded prefix of the bytes. */
 export interface StoredMedia {
   /** The media item as the API returned it. */
-  item: MediaItem;
+  item: FakeMediaItem;
   /** The first bytes of the file (at most `media.keepBytes`), for assertions on what arrived. */
   prefix: Uint8Array;
 }
@@ -158,9 +161,9 @@ export interface StoredAnswer {
 
 export class State {
   readonly apps = new Map<string, RegisteredApp>();
-  readonly accounts = new Map<string, Account>();
+  readonly accounts = new Map<string, FakeAccount>();
   readonly failingAccounts = new Set<string>();
-  readonly posts = new Map<string, Post>();
+  readonly posts = new Map<string, FakePost>();
   readonly media = new Map<string, StoredMedia>();
   readonly codes = new Map<string, AuthorizationCode>();
   readonly accessTokens = new Map<string, AccessToken>();

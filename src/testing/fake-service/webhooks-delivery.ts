@@ -7,7 +7,7 @@
  */
 import type { Scheduler } from './clock.js';
 import { randomId } from './http.js';
-import type { Post, State, WebhookEventType } from './state.js';
+import type { FakePost, State, WebhookEventType } from './state.js';
 
 /** How the fake delivers webhooks. */
 export interface WebhookDeliveryOptions {
@@ -81,7 +81,7 @@ export class WebhookDispatcher {
   }
 
   /** Sends `event` for `post` to every endpoint subscribed to it (spec 6), at once; retries go on the clock. */
-  emit(event: WebhookEventType, post: Post): void {
+  emit(event: WebhookEventType, post: FakePost): void {
     const now = new Date(this.#clock().now()).toISOString();
     const body = JSON.stringify({ event, created_at: now, data: { ...post } });
     for (const endpoint of this.#state.endpoints.values()) {

@@ -2,6 +2,8 @@
 // tarball) on 127.0.0.1, starts worker.mjs in one edge runtime, and checks over HTTP what a user's edge app does.
 //   node edge.mjs workerd <workerd binary>          worker.workerd.js (bundled), in workerd, loopback-only network
 //   node edge.mjs edge-runtime <edge-runtime dir>   worker.edge.js (bundled), in Vercel's edge-runtime VM
+//   node edge.mjs workerd <workerd binary> <file>   another bundle in workerd: an ES module worker, or a service
+//                                                   worker script when the file name ends in `.sw.js`
 //   node edge.mjs deno <deno binary>                worker.mjs, `deno run --conditions=worker`
 //   node edge.mjs bun <bun binary>                  worker.mjs, `bun --conditions=worker`
 // Prints `SMOKE_RESULT {json}` as its last line and exits 0, or throws (exit code 1).
@@ -11,7 +13,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { createFakeService, signedWebhookDelivery, signWebhook } from '@postsched/sdk/testing';
 
-const [kind, runtimePath] = process.argv.slice(2);
+const [kind, runtimePath, bundle = kind === 'workerd' ? 'worker.workerd.js' : 'worker.edge.js'] = process.argv.slice(2);
 const CLIENT = { clientId: 'app_edge', clientSecret: 'secret_edge_0123456789', redirectUri: 'http://127.0.0.1:9/callback' };
 const WEBHOOK_SECRET = 'whsec_edge_0123456789';
 const passed = [];
@@ -104,7 +106,7 @@ async function start(kind, path) {
   if (kind === 'edge-runtime') {
     const { EdgeRuntime, runServer } = createRequire(join(path, 'package.json'))('./dist/index.js');
     const version = JSON.parse(readFileSync(join(path, 'package.json'), 'utf8')).version;
-    const runtime = new EdgeRuntime({ initialCode: readFileSync('worker.edge.js', 'utf8') });
+    const runtime = new EdgeRuntime({ initialCode: readFileSync(bundle, 'utf8') });
     const server = await runServer({ runtime, port: 0, host: '127.0.0.1' });
     return { name: `edge-runtime ${version}`, url: server.url.replace(/\/$/, ''), close: () => server.close() };
   }
@@ -114,7 +116,7 @@ async function start(kind, path) {
 const config :Workerd.Config = (
   services = [
     (name = "main", worker = (
-      modules = [(name = "worker.js", esModule = embed "worker.workerd.js")],
+      ${bundle.endsWith('.sw.js') ? `serviceWorkerScript = embed "${bundle}"` : `modules = [(name = "worker.js", esModule = embed "${bundle}")]`},
       compatibilityDate = "2025-09-01",
       globalOutbound = "loopback",
     )),

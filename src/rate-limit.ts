@@ -14,13 +14,15 @@ export interface RateLimitInfo {
   remaining: number | undefined;
   /**
    * Milliseconds until the window resets (`RateLimit-Reset`, `t`, `X-RateLimit-Reset`), from delay-seconds or
-   * from an epoch timestamp in seconds (a value past 2024, as GitHub sends).
+   * from an epoch timestamp in seconds (a value past 2024, as GitHub sends); `undefined` when more than a year away.
    */
   resetMs: number | undefined;
 }
 
 const NUMBER = /^\d{1,15}$/;
 const EPOCH_SECONDS_2024 = 1_704_067_200;
+/** A window longer than a year is no rate limit anyone waits out: such a reset is left out, not believed. */
+const MAX_RESET_MS = 31_622_400_000; // 366 days
 
 /** The rate-limit state of `headers`, or `undefined` when none of the headers is there. */
 export function parseRateLimit(headers: Headers, now: number = Date.now()): RateLimitInfo | undefined {
@@ -30,8 +32,8 @@ export function parseRateLimit(headers: Headers, now: number = Date.now()): Rate
   const remaining = whole(headers.get('ratelimit-remaining')) ?? structured?.['r'] ?? structured?.['remaining'] ?? whole(headers.get('x-ratelimit-remaining'));
   const reset = whole(headers.get('ratelimit-reset')) ?? structured?.['t'] ?? structured?.['reset'] ?? whole(headers.get('x-ratelimit-reset'));
   if (limit === undefined && remaining === undefined && reset === undefined) return undefined;
-  const resetMs = reset === undefined ? undefined : reset >= EPOCH_SECONDS_2024 ? Math.max(0, reset * 1000 - now) : reset * 1000;
-  return { limit, remaining, resetMs };
+  const ms = reset === undefined ? undefined : reset >= EPOCH_SECONDS_2024 ? Math.max(0, reset * 1000 - now) : reset * 1000;
+  return { limit, remaining, resetMs: ms !== undefined && ms <= MAX_RESET_MS ? ms : undefined };
 }
 
 function whole(value: string | null): number | undefined {
