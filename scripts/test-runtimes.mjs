@@ -93,6 +93,8 @@ await must(`npm install (tarball, typescript ${version('typescript')})`, 'npm', 
 //    bundle that pulled in the Node entry (or any `node:` import) fails here or in the runtime.
 cpSync(join(root, 'examples/webhooks-cloudflare.ts'), join(smoke, 'webhooks-cloudflare.ts')); // as a user copies it
 const sdkEntries = 'dist/index.js,dist/schedule/index.js,dist/webhooks/index.js';
+/** Which of the package's files are entry points (index, or the Node entry), in every bundler's report. */
+const isEntry = (f) => /^dist\/((webhooks|schedule)\/)?(index|node)\./.test(f);
 const edgeBundles = [
   // wrangler: esbuild, browser platform, conditions workerd > worker > browser; an ES module worker.
   { file: 'worker.workerd.js', conditions: ['workerd', 'worker', 'browser'], format: 'esm', entryPoints: ['worker.mjs'] },
@@ -122,7 +124,7 @@ for (const { file, holds = sdkEntries, ...options } of edgeBundles) {
     ...options, absWorkingDir: smoke, bundle: true, platform: 'browser', outfile: join(smoke, file), metafile: true, logLevel: 'error',
   }).catch((error) => ({ error }));
   const sdkFiles = result.error ? [] : Object.keys(result.metafile.inputs).filter((f) => f.includes('@postsched/sdk/dist/'));
-  const entries = sdkFiles.map((f) => f.slice(f.indexOf('dist/'))).filter((f) => /^dist\/((webhooks|schedule)\/)?(index|node)\./.test(f));
+  const entries = sdkFiles.map((f) => f.slice(f.indexOf('dist/'))).filter(isEntry);
   if (result.error || entries.sort().join() !== holds) {
     console.error(`test:runtimes: bundling ${file} failed${result.error ? `\n${result.error.message}` : `: it holds ${entries.join(', ')}`}`);
     process.exit(1);
@@ -163,12 +165,12 @@ for (const [file, bundle] of Object.entries(otherBundlers)) {
   const t = Date.now();
   const inputs = await bundle(file).catch((error) => ({ error }));
   const entries = inputs.error ? [] : [...new Set(inputs.filter((f) => f.includes('@postsched/sdk/dist/')).map((f) => f.slice(f.indexOf('dist/'))))];
-  const held = entries.filter((f) => /^dist\/(webhooks\/)?(index|node)\./.test(f)).sort().join();
+  const held = entries.filter(isEntry).sort().join();
   if (inputs.error || held !== sdkEntries) {
     console.error(`test:runtimes: bundling ${file} failed${inputs.error ? `\n${inputs.error.message}` : `: it holds ${held}`}`);
     process.exit(1);
   }
-  bundledEntry[file] = `${held.replace(',', ' + ')} (one file: ${file.includes('rollup') ? "Rollup output.file" : "webpack target webworker"})`;
+  bundledEntry[file] = `${held.replaceAll(',', ' + ')} (one file: ${file.includes('rollup') ? "Rollup output.file" : "webpack target webworker"})`;
   console.log(`  bundle ${file} (${seconds(t)})`);
 }
 
