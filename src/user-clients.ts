@@ -166,7 +166,7 @@ class UserTokenManager extends TokenManager {
  * - `client(userId)` works for any user whose tokens are in the store, connected in this process or not (another
  *   process, an earlier run): the manager reads the store on first use. A user with no stored tokens gets
  *   `ReauthorizationRequiredError` (`no_tokens`) from their calls, and `onReauthorizationRequired` is called.
- * - Cheap: a cached user costs about 1 KB of heap with a `MemoryTokenStore` (README, "Many users"). Call
+ * - Cheap: a cached user costs about 1.4 KB of heap with a `MemoryTokenStore` (README, "Many users"). Call
  *   `users.client(userId)` per request rather than keeping clients around.
  * - Nothing secret shows in `util.inspect` or `JSON.stringify` output: only the counts.
  *
