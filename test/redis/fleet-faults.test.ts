@@ -17,6 +17,14 @@ afterEach(async () => {
   server = undefined;
 });
 
+/**
+ * Redis command time bounds of the scenarios that stall or restart Redis: short, so that a command to a Redis that is
+ * gone fails soon, yet far above what a command takes on a loaded 2-core machine (the rounds before the fault must
+ * not fail on time alone).
+ */
+const RESTART_TIMEOUT_MS = 2_000;
+const STALL_TIMEOUT_MS = 1_500;
+
 async function fleetOf(users: number, options: { commandTimeoutMs?: number } = {}): Promise<Fleet> {
   server = await startRedisServer();
   fleet = await startFleet({ redis: { kind: 'ioredis', url: server.url }, users, ...options });
@@ -61,7 +69,7 @@ describe('Redis loses acknowledged writes under a fleet of 4 processes', () => {
   });
 
   it('Redis restarted without persistence while the fleet serves its users: the processes write their tokens back, nobody is logged out', { timeout: 90_000 }, async () => {
-    const f = await fleetOf(50, { commandTimeoutMs: 500 });
+    const f = await fleetOf(50, { commandTimeoutMs: RESTART_TIMEOUT_MS });
     const first = await f.round();
     expect(first).toMatchObject({ succeeded: 200, failures: {}, refreshesSent: 50 });
 
@@ -77,7 +85,7 @@ describe('Redis loses acknowledged writes under a fleet of 4 processes', () => {
   });
 
   it('Redis restarted without persistence during a storm of refreshes: no process sends a refresh token it has seen replaced (logged-out users counted)', { timeout: 90_000 }, async () => {
-    const f = await fleetOf(50, { commandTimeoutMs: 500 });
+    const f = await fleetOf(50, { commandTimeoutMs: RESTART_TIMEOUT_MS });
     const first = await f.round();
     expect(first).toMatchObject({ succeeded: 200, failures: {}, refreshesSent: 50 });
 
@@ -95,7 +103,7 @@ describe('Redis loses acknowledged writes under a fleet of 4 processes', () => {
   });
 
   it('Redis stalled past commandTimeoutMs between a refresh and its save: the save is settled before the lock is given up, nobody is logged out', { timeout: 90_000 }, async () => {
-    const f = await fleetOf(10, { commandTimeoutMs: 300 });
+    const f = await fleetOf(10, { commandTimeoutMs: STALL_TIMEOUT_MS });
     expect(await f.round()).toMatchObject({ succeeded: 40, failures: {}, refreshesSent: 10 });
 
     const [holder, ...others] = f.workers;
@@ -104,7 +112,7 @@ describe('Redis loses acknowledged writes under a fleet of 4 processes', () => {
     await holder!.next('refreshed'); // the service rotated user 0's refresh token; the answer is not saved yet
     for (const w of others) w.send({ type: 'round', users: [0], concurrency: 1, force: true, tell: true });
     await Promise.all(others.map((w) => w.next('waiting')));
-    server!.pause(); // SIGSTOP: every command now times out after 300 ms
+    server!.pause(); // SIGSTOP: every command now times out after STALL_TIMEOUT_MS
     holder!.send({ type: 'continue' });
     await holder!.next('save-failed');
     await holder!.next('save-failed'); // twice past commandTimeoutMs
