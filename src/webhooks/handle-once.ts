@@ -174,11 +174,14 @@ function toStore(dedupe: WebhookDedupe | false | undefined): Partial<WebhookDedu
 
 const STATES: readonly unknown[] = ['new', 'in-flight', 'done'];
 
-/** What `claim()` answered, as a `WebhookClaim`; a boolean (the first form of the contract): `true` new, `false` done. */
+/**
+ * What `claim()` answered, as a `WebhookClaim`; a boolean (the first form of the contract): `true` new, `false` done.
+ * Booleans only: `undefined` (a store that forgot its `return`) taken as done would answer 2xx for an unhandled event.
+ */
 function toClaim(result: unknown): WebhookClaim {
   const claim = typeof result === 'object' && result !== null ? (result as WebhookClaim) : { state: result };
   if (STATES.includes(claim.state)) return claim as WebhookClaim;
-  if (claim !== result) return { state: result ? 'new' : 'done' };
+  if (typeof result === 'boolean') return { state: result ? 'new' : 'done' };
   throw new PostSchedError("dedupe claim() answered a state other than 'new', 'in-flight', 'done'");
 }
 

@@ -254,6 +254,18 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
       expect(String(onError.mock.calls[0]![0])).toMatch(/a state other than 'new', 'in-flight', 'done'/);
     });
 
+    it('answers 500, never 204, to a claim() that answers nothing, null, 0, "" or a word (only booleans are the first form)', async () => {
+      for (const answer of [undefined, null, 0, '', Number.NaN, 'yes', 1]) {
+        const onError = vi.fn();
+        const handled = vi.fn();
+        // An async store that forgot its `return`, or one that answers a row count: not "done", not "new".
+        const webhooks = make({ dedupe: { claim: async () => answer as never, release: () => {} }, onError, on: { 'post.published': handled } });
+        expect((await webhooks.fetch(delivery())).status, String(answer)).toBe(500);
+        expect(handled).not.toHaveBeenCalled();
+        expect(String(onError.mock.calls[0]![0])).toMatch(/a state other than 'new', 'in-flight', 'done'/);
+      }
+    });
+
     it('never answers 2xx for an event whose handler did not succeed, whatever the store and the handler do', async () => {
       type Fault = 'ok' | 'hang' | 'throw';
       const fault = fc.constantFrom<Fault>('ok', 'ok', 'hang', 'throw');
