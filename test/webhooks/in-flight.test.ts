@@ -314,10 +314,17 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
     });
 
     it('refuses time bounds that cannot hold when created', () => {
-      expect(() => make({ handlerTimeoutMs: 0 })).toThrow(/handlerTimeoutMs must be a whole number/);
+      expect(() => make({ handlerTimeoutMs: 0 })).toThrow(/`handlerTimeoutMs` must be an integer from 1 to 2147483647, got 0/);
       expect(() => make({ dedupeTimeoutMs: 1.5 })).toThrow(/dedupeTimeoutMs/);
       expect(() => make({ handlerTimeoutMs: 20_000 })).toThrow(/inFlightTtlMs \(30000\) must be longer than handlerTimeoutMs \+ 2 × dedupeTimeoutMs \(30000\)/);
       expect(() => make({ handlerTimeoutMs: 20_000, inFlightTtlMs: 60_000 })).not.toThrow();
+    });
+
+    it('refuses a time bound past setTimeout’s ceiling, which would fire at once and fail every handler', () => {
+      // 2^31 ms fires after 1 ms: every async handler would be answered 500 as "took over 2147483648 ms".
+      expect(() => make({ handlerTimeoutMs: 2 ** 31, inFlightTtlMs: 2 ** 33 })).toThrow(/`handlerTimeoutMs` must be an integer from 1 to 2147483647, got 2147483648/);
+      expect(() => make({ dedupeTimeoutMs: 2 ** 31, inFlightTtlMs: 2 ** 33 })).toThrow(/`dedupeTimeoutMs` must be an integer from 1 to 2147483647/);
+      expect(() => make({ handlerTimeoutMs: 2 ** 31 - 1, inFlightTtlMs: 2 ** 33 })).not.toThrow(); // the ceiling itself
     });
   });
 
