@@ -5,6 +5,7 @@
  * while the event is being handled gets a retryable 503, never a 2xx, so a first run that then fails is retried.
  */
 import { PostSchedError } from '../base-error.js';
+import { integerOption, MAX_TIMEOUT_MS } from '../invalid-option.js';
 import {
   instantOf,
   memoryDedupe,
@@ -48,9 +49,10 @@ export function handleOnce(
   options: HandleOnceOptions,
   report: (error: unknown, context: WebhookErrorContext) => Promise<void>,
 ): (event: WebhookEvent, run: RunHandler) => Promise<Answer> {
-  const handlerTimeoutMs = milliseconds(options.handlerTimeoutMs, DEFAULT_HANDLER_TIMEOUT_MS, 'handlerTimeoutMs');
-  const dedupeTimeoutMs = milliseconds(options.dedupeTimeoutMs, DEFAULT_DEDUPE_TIMEOUT_MS, 'dedupeTimeoutMs');
-  const inFlightTtlMs = milliseconds(options.inFlightTtlMs, DEFAULT_IN_FLIGHT_TTL_MS, 'inFlightTtlMs');
+  // Timers: past setTimeout's ceiling one fires at once, and every handler would time out. The claim's ttl is no timer.
+  const handlerTimeoutMs = integerOption(options.handlerTimeoutMs, 'handlerTimeoutMs', DEFAULT_HANDLER_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
+  const dedupeTimeoutMs = integerOption(options.dedupeTimeoutMs, 'dedupeTimeoutMs', DEFAULT_DEDUPE_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
+  const inFlightTtlMs = integerOption(options.inFlightTtlMs, 'inFlightTtlMs', DEFAULT_IN_FLIGHT_TTL_MS, 1, Number.MAX_SAFE_INTEGER);
   if (inFlightTtlMs <= handlerTimeoutMs + 2 * dedupeTimeoutMs) {
     // Else a live, slow holder could lose its claim and a duplicate run the handler beside it.
     throw new PostSchedError(
@@ -174,16 +176,13 @@ function toStore(dedupe: WebhookDedupe | false | undefined): Partial<WebhookDedu
 
 const STATES: readonly unknown[] = ['new', 'in-flight', 'done'];
 
-/** What `claim()` answered, as a `WebhookClaim`; a boolean (the first form of the contract): `true` new, `false` done. */
+/**
+ * What `claim()` answered, as a `WebhookClaim`; a boolean (the first form of the contract): `true` new, `false` done.
+ * Booleans only: `undefined` (a store that forgot its `return`) taken as done would answer 2xx for an unhandled event.
+ */
 function toClaim(result: unknown): WebhookClaim {
   const claim = typeof result === 'object' && result !== null ? (result as WebhookClaim) : { state: result };
   if (STATES.includes(claim.state)) return claim as WebhookClaim;
-  if (claim !== result) return { state: result ? 'new' : 'done' };
+  if (typeof result === 'boolean') return { state: result ? 'new' : 'done' };
   throw new PostSchedError("dedupe claim() answered a state other than 'new', 'in-flight', 'done'");
-}
-
-function milliseconds(value: unknown, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || (value as number) < 1) throw new PostSchedError(`${name} must be a whole number of milliseconds ≥ 1`);
-  return value as number;
 }

@@ -22,6 +22,8 @@ export interface NodeWebhookRequest {
   body?: unknown;
   /** True once the stream was read to its end (by someone else, when `body` is not set). */
   readableEnded?: boolean | undefined;
+  /** True once the stream was destroyed (the sender went away): it will emit nothing more. */
+  destroyed?: boolean | undefined;
   /** Subscribes to the stream's `data`, `end`, `error` and `close` events. */
   on?(event: string, listener: (...args: any[]) => void): unknown;
   /** Unsubscribes. */
@@ -64,8 +66,8 @@ export function nodeDelivery(req: NodeWebhookRequest): NodeDelivery {
         } catch {
           reject('body_not_raw', 'req.body was parsed by a body parser: mount the handler before express.json(), or use express.raw()');
         }
-      } else if (typeof req.on !== 'function' || req.readableEnded === true) {
-        unreadable();
+      } else if (typeof req.on !== 'function' || req.readableEnded || req.destroyed) {
+        unreadable(); // ended or destroyed: no `end` nor `close` would come, and the answer would never go
       }
     },
     async read(limit) {

@@ -82,14 +82,14 @@ export interface WebhookHandlerOptions extends VerifyWebhookClockOptions {
    */
   dedupe?: WebhookDedupe | false | undefined;
   /**
-   * How long a handler may run, in ms (default 10 000, under the time-outs of common senders). Past it the answer
-   * is 500, the claim is given back so the retry runs the handler again, its `signal` is aborted and `onError`
-   * gets a `WebhookTimeoutError` (`handler_timeout`).
+   * How long a handler may run, in ms (default 10 000, under the time-outs of common senders; at most 2 147 483 647,
+   * `setTimeout`'s ceiling). Past it the answer is 500, the claim is given back so the retry runs the handler
+   * again, its `signal` is aborted and `onError` gets a `WebhookTimeoutError` (`handler_timeout`).
    */
   handlerTimeoutMs?: number | undefined;
   /**
-   * How long each dedupe store call may take, in ms (default 5 000). Past it the delivery is answered 500 (never
-   * 2xx for an event not handled) and `onError` gets a `WebhookTimeoutError` (`dedupe_timeout`).
+   * How long each dedupe store call may take, in ms (default 5 000, at most 2 147 483 647). Past it the delivery is
+   * answered 500 (never 2xx for an event not handled) and `onError` gets a `WebhookTimeoutError` (`dedupe_timeout`).
    */
   dedupeTimeoutMs?: number | undefined;
   /**

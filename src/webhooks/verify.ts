@@ -115,7 +115,8 @@ export function verifyDelivery(
   try {
     const { body } = delivery;
     const secrets = toSecretList(delivery.secret);
-    const reader = typeof (body as Partial<BodyReader> | null)?.read === 'function' ? (body as BodyReader) : undefined;
+    // Told apart by `check`, which a user's body never has: a Node stream has `read` too, and is body_not_raw.
+    const reader = typeof (body as Partial<BodyReader> | null)?.check === 'function' ? (body as BodyReader) : undefined;
     const raw = reader === undefined ? toRawBody(body) : (reader.check(), undefined);
     let parsed: ParsedSignature;
     try {

@@ -164,6 +164,28 @@ describe.each(backends)('createWebhookHandler().node ($name)', ({ api }) => {
     expect(response.headers.get('connection')).toBe('close');
   });
 
+  it('settles, running nothing, for a sender that went away before an async middleware handed the request on', async () => {
+    const handled = vi.fn();
+    const onError = vi.fn();
+    const webhooks = make({ on: { 'post.published': handled }, onError });
+    let outcome: Promise<string> | undefined;
+    const { url } = await serve(async (req, res) => {
+      await new Promise((resolve) => req.once('close', resolve)); // a slow middleware: the sender aborts meanwhile
+      outcome = webhooks.node(req, res).then(() => 'settled');
+    });
+    const { hostname, port } = new URL(url);
+    const socket = connect(Number(port), hostname);
+    const signature = header(SECRET, T, publishedBody);
+    socket.write(`POST /webhooks HTTP/1.1\r\nhost: x\r\ncontent-length: ${publishedBody.length}\r\nx-service-signature: ${signature}\r\n\r\n{"ev`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    socket.destroy();
+    await vi.waitFor(() => expect(outcome).toBeDefined());
+    const late = new Promise((resolve) => setTimeout(resolve, 1_000, 'still pending'));
+    expect(await Promise.race([outcome, late])).toBe('settled');
+    expect(handled).not.toHaveBeenCalled();
+    expect(onError.mock.calls[0]![0]).toMatchObject({ reason: 'body_not_raw' });
+  });
+
   describe('Express', () => {
     it('works mounted with no body parser before it', async () => {
       const handled = vi.fn();

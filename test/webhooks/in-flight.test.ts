@@ -254,6 +254,18 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
       expect(String(onError.mock.calls[0]![0])).toMatch(/a state other than 'new', 'in-flight', 'done'/);
     });
 
+    it('answers 500, never 204, to a claim() that answers nothing, null, 0, "" or a word (only booleans are the first form)', async () => {
+      for (const answer of [undefined, null, 0, '', Number.NaN, 'yes', 1]) {
+        const onError = vi.fn();
+        const handled = vi.fn();
+        // An async store that forgot its `return`, or one that answers a row count: not "done", not "new".
+        const webhooks = make({ dedupe: { claim: async () => answer as never, release: () => {} }, onError, on: { 'post.published': handled } });
+        expect((await webhooks.fetch(delivery())).status, String(answer)).toBe(500);
+        expect(handled).not.toHaveBeenCalled();
+        expect(String(onError.mock.calls[0]![0])).toMatch(/a state other than 'new', 'in-flight', 'done'/);
+      }
+    });
+
     it('never answers 2xx for an event whose handler did not succeed, whatever the store and the handler do', async () => {
       type Fault = 'ok' | 'hang' | 'throw';
       const fault = fc.constantFrom<Fault>('ok', 'ok', 'hang', 'throw');
@@ -302,10 +314,17 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
     });
 
     it('refuses time bounds that cannot hold when created', () => {
-      expect(() => make({ handlerTimeoutMs: 0 })).toThrow(/handlerTimeoutMs must be a whole number/);
+      expect(() => make({ handlerTimeoutMs: 0 })).toThrow(/`handlerTimeoutMs` must be an integer from 1 to 2147483647, got 0/);
       expect(() => make({ dedupeTimeoutMs: 1.5 })).toThrow(/dedupeTimeoutMs/);
       expect(() => make({ handlerTimeoutMs: 20_000 })).toThrow(/inFlightTtlMs \(30000\) must be longer than handlerTimeoutMs \+ 2 × dedupeTimeoutMs \(30000\)/);
       expect(() => make({ handlerTimeoutMs: 20_000, inFlightTtlMs: 60_000 })).not.toThrow();
+    });
+
+    it('refuses a time bound past setTimeout’s ceiling, which would fire at once and fail every handler', () => {
+      // 2^31 ms fires after 1 ms: every async handler would be answered 500 as "took over 2147483648 ms".
+      expect(() => make({ handlerTimeoutMs: 2 ** 31, inFlightTtlMs: 2 ** 33 })).toThrow(/`handlerTimeoutMs` must be an integer from 1 to 2147483647, got 2147483648/);
+      expect(() => make({ dedupeTimeoutMs: 2 ** 31, inFlightTtlMs: 2 ** 33 })).toThrow(/`dedupeTimeoutMs` must be an integer from 1 to 2147483647/);
+      expect(() => make({ handlerTimeoutMs: 2 ** 31 - 1, inFlightTtlMs: 2 ** 33 })).not.toThrow(); // the ceiling itself
     });
   });
 

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { PostSchedError } from '@postsched/sdk';
@@ -88,6 +89,7 @@ describe.each(backends)('verifyWebhook ($name)', ({ api }) => {
       ['body_not_raw', 'a parsed object', { body: JSON.parse(publishedBody) as never }],
       ['body_not_raw', 'an undefined body', { body: undefined as never }],
       ['body_not_raw', 'a number', { body: 42 as never }],
+      ['body_not_raw', 'a Node stream (the request itself, not its body)', { body: Readable.from([publishedBody]) as never }],
       ['invalid_secret', 'an empty secret', { secret: '' }],
       ['invalid_secret', 'a blank secret', { secret: '  \n' }],
       ['invalid_secret', 'a newline-padded secret', { secret: `${SECRET}\n` }],
