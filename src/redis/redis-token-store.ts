@@ -7,6 +7,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ValidationError } from '../errors.js';
+import { integerOption, MAX_TIMEOUT_MS } from '../invalid-option.js';
 import { acceptsWrite } from '../oauth/memory-token-store.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { LockLostError, LockTimeoutError } from './errors.js';
@@ -122,9 +123,9 @@ export class RedisTokenStore implements TokenStore {
     }
     this.#key = key;
     this.#lockKey = `${key}:lock`;
-    this.#lockTtlMs = positiveInteger(options.lockTtlMs, DEFAULT_LOCK_TTL_MS, 'lockTtlMs', 1);
-    this.#lockWaitMs = positiveInteger(options.lockWaitMs, DEFAULT_LOCK_WAIT_MS, 'lockWaitMs', 0);
-    const commandTimeoutMs = positiveInteger(options.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS, 'commandTimeoutMs', 1);
+    this.#lockTtlMs = integerOption(options.lockTtlMs, 'lockTtlMs', DEFAULT_LOCK_TTL_MS, 1, MAX_TIMEOUT_MS);
+    this.#lockWaitMs = integerOption(options.lockWaitMs, 'lockWaitMs', DEFAULT_LOCK_WAIT_MS, 0, MAX_TIMEOUT_MS);
+    const commandTimeoutMs = integerOption(options.commandTimeoutMs, 'commandTimeoutMs', DEFAULT_COMMAND_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
     this.#connection = new RedisConnection(options.redis, key, commandTimeoutMs);
     if (this.#connection.isCluster && !hasHashTag(key)) {
       throw new ValidationError(
@@ -335,14 +336,6 @@ export class RedisTokenStore implements TokenStore {
 function hasHashTag(key: string): boolean {
   const open = key.indexOf('{');
   return open !== -1 && key.indexOf('}', open + 1) > open + 1;
-}
-
-export function positiveInteger(value: unknown, fallback: number, name: string, min: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new ValidationError(`\`${name}\` must be an integer number of milliseconds ≥ ${min}; got ${String(value)}.`, [name]);
-  }
-  return value;
 }
 
 /** 128 random bits: a holder proves ownership with it, so it must not be guessable by another process. */

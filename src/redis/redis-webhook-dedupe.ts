@@ -5,10 +5,10 @@
  * can never give back the claim another one took since.
  */
 import { ValidationError } from '../errors.js';
+import { integerOption, MAX_TIMEOUT_MS } from '../invalid-option.js';
 import type { WebhookClaim, WebhookClaimContext, WebhookDedupeStore } from '../webhooks/dedupe.js';
 import { RELEASE_LOCK } from './lock-scripts.js';
 import { defineScript, RedisConnection, type RedisClientLike, type RedisScript } from './redis-connection.js';
-import { positiveInteger } from './redis-token-store.js';
 import { type RedisWebhookDedupeOperation, WebhookDedupeUnavailableError } from './webhook-dedupe-error.js';
 
 /** Options of `new RedisWebhookDedupe(...)`. */
@@ -119,8 +119,8 @@ export class RedisWebhookDedupe implements WebhookDedupeStore {
     const { prefix = DEFAULT_PREFIX } = options;
     if (typeof prefix !== 'string' || prefix.length === 0) throw new ValidationError('`prefix` must be a non-empty string.', ['prefix']);
     this.#prefix = prefix;
-    this.#doneTtlMs = String(positiveInteger(options.doneTtlMs, DEFAULT_DONE_TTL_MS, 'doneTtlMs', 1));
-    const timeoutMs = positiveInteger(options.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS, 'commandTimeoutMs', 1);
+    this.#doneTtlMs = String(integerOption(options.doneTtlMs, 'doneTtlMs', DEFAULT_DONE_TTL_MS, 1, Number.MAX_SAFE_INTEGER));
+    const timeoutMs = integerOption(options.commandTimeoutMs, 'commandTimeoutMs', DEFAULT_COMMAND_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
     this.#connection = new RedisConnection(options.redis, prefix, timeoutMs, (operation, detail) => new WebhookDedupeUnavailableError(operation, detail));
     this.#batched = !this.#connection.isCluster;
   }

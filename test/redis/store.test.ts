@@ -217,4 +217,11 @@ describe('RedisTokenStore options', () => {
     expect(() => new RedisTokenStore({ redis, key: 'k', lockTtlMs: 0 })).toThrow(/lockTtlMs/);
     expect(() => new RedisTokenStore({ redis, key: 'k', commandTimeoutMs: 1.5 })).toThrow(/commandTimeoutMs/);
   });
+
+  // Past setTimeout's ceiling a timer fires at once: every command would time out, every lock be given up.
+  it.each(['lockTtlMs', 'lockWaitMs', 'commandTimeoutMs'])('refuses a %s past setTimeout\'s ceiling (2^31 - 1 ms) with a ValidationError', (name) => {
+    expect(() => new RedisTokenStore({ redis, key: 'k', [name]: 2 ** 31 })).toThrow(ValidationError);
+    expect(() => new RedisTokenStore({ redis, key: 'k', [name]: 2 ** 31 })).toThrow(new RegExp(`\`${name}\` must be an integer from \\d+ to 2147483647`));
+    expect(() => new RedisTokenStore({ redis, key: 'k', [name]: 2 ** 31 - 1 })).not.toThrow();
+  });
 });

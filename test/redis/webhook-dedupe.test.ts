@@ -130,6 +130,8 @@ describe.each(CLIENT_KINDS)('RedisWebhookDedupe ($name)', (kind) => {
   it('refuses a bad client or option with a ValidationError naming it', () => {
     expect(() => new RedisWebhookDedupe({ redis: {} as RedisClientLike })).toThrow(/`redis` must be an ioredis client/);
     expect(() => new RedisWebhookDedupe({ redis: test.client, doneTtlMs: 0 })).toThrow(/`doneTtlMs` must be an integer/);
+    // Past setTimeout's ceiling the command timer would fire at once: every claim a 500.
+    expect(() => new RedisWebhookDedupe({ redis: test.client, commandTimeoutMs: 2 ** 31 })).toThrow(/`commandTimeoutMs` must be an integer from 1 to 2147483647/);
     expect(() => new RedisWebhookDedupe({ redis: test.client, prefix: '' })).toThrow(/`prefix`/);
   });
 });
