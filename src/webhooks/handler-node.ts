@@ -30,6 +30,8 @@ export interface NodeWebhookRequest {
   removeListener?(event: string, listener: (...args: any[]) => void): unknown;
   /** Stops the flow of `data` events. */
   pause?(): unknown;
+  /** Starts it again: a stream a middleware paused sends no `data` to a new listener until resumed. */
+  resume?(): unknown;
 }
 
 /** What `.node()` needs of a response: node:http's `ServerResponse` (Express's `res`, Fastify's `reply.raw`). */
@@ -125,6 +127,7 @@ function readStream(req: NodeWebhookRequest, limit: number): Promise<Uint8Array>
       ['close', () => settle(() => fail(thrown(unreadable)))],
     ];
     for (const [event, listener] of listeners) req.on!(event, listener);
+    req.resume?.();
   });
 }
 

@@ -186,6 +186,19 @@ describe.each(backends)('createWebhookHandler().node ($name)', ({ api }) => {
     expect(onError.mock.calls[0]![0]).toMatchObject({ reason: 'body_not_raw' });
   });
 
+  it('reads a request that a middleware paused before handing it on', async () => {
+    const handled = vi.fn();
+    const webhooks = make({ on: { 'post.published': handled } });
+    const { url } = await serve(async (req, res) => {
+      req.pause(); // as a middleware that buffers nothing but holds the stream while it works
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await webhooks.node(req, res);
+    });
+    const response = await deliver(url);
+    expect(response.status).toBe(204);
+    expect(handled).toHaveBeenCalledTimes(1);
+  });
+
   describe('Express', () => {
     it('works mounted with no body parser before it', async () => {
       const handled = vi.fn();
