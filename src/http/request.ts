@@ -27,7 +27,7 @@ import {
   TimeoutError,
   UnprocessableEntityError,
 } from '../errors.js';
-import { checkOptions, integerOption, MAX_RETRIES, MAX_TIMEOUT_MS } from '../invalid-option.js';
+import { checkOptions, integerOption, invalidOption, MAX_RETRIES, MAX_TIMEOUT_MS } from '../invalid-option.js';
 import { describeNetworkError, errorName, sanitizeCause, scrub, scrubHeaders, scrubSecrets, scrubValue } from '../scrub.js';
 import { APIPromise, type PipelineResult } from './api-promise.js';
 import type { TokenSource } from './auth.js';
@@ -175,9 +175,10 @@ export class Pipeline {
   async #execute<T>(specOrBuild: RequestSpec<T> | (() => RequestSpec<T>)): Promise<PipelineResult<T>> {
     const spec = typeof specOrBuild === 'function' ? specOrBuild() : specOrBuild;
     const config = this.#config;
-    const options: WriteRequestOptions = spec.options ?? NO_OPTIONS;
-    if (spec.options !== undefined) checkOptions(options, spec.method === 'GET' ? READ_OPTIONS : WRITE_OPTIONS);
+    const options: WriteRequestOptions = spec.options === undefined ? NO_OPTIONS : checkOptions(spec.options, spec.method === 'GET' ? READ_OPTIONS : WRITE_OPTIONS);
     const { signal } = options;
+    // ky would fail on anything else with a TypeError of its own (AbortSignal.any takes only AbortSignals).
+    if (signal != null && !(signal instanceof AbortSignal)) invalidOption('signal', 'must be an AbortSignal.');
     signal?.throwIfAborted();
     const timeoutMs = integerOption(options.timeoutMs, 'timeoutMs', config.timeoutMs, 1, MAX_TIMEOUT_MS);
     const maxRetries = integerOption(options.maxRetries, 'maxRetries', config.maxRetries, 0, MAX_RETRIES);
