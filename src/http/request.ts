@@ -210,7 +210,10 @@ export class Pipeline {
     if (signal !== undefined) kyOptions.signal = signal;
     const json = options.extraBody === undefined ? spec.json : withExtraBody(spec.json, options.extraBody);
     const query = options.extraQuery === undefined ? spec.query : withExtraQuery(spec.query, options.extraQuery);
-    if (json !== undefined) kyOptions.json = json;
+    if (json !== undefined) {
+      kyOptions.json = json;
+      kyOptions.stringifyJson = (value) => jsonText(value, options.extraBody);
+    }
     if (query !== undefined) kyOptions.searchParams = withoutUndefined(query);
     // The full URL, not ky's prefixUrl: one string join instead of ky's checks on every call.
     const url = `${config.baseUrl}/${spec.path}`;
@@ -356,6 +359,18 @@ export class Pipeline {
 
 function withoutUndefined(query: Record<string, string | number | boolean | undefined>): Record<string, string | number | boolean> {
   return Object.fromEntries(Object.entries(query).filter(([, value]) => value !== undefined)) as Record<string, string | number | boolean>;
+}
+
+/**
+ * The JSON body as ky sends it; what JSON cannot carry (a BigInt, a cycle) is a `ValidationError` before anything is
+ * sent, naming `extraBody` when the call has one (the resources' own fields are checked), else a raw call's `body`.
+ */
+function jsonText(value: unknown, extraBody: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return invalidOption(extraBody === undefined ? 'body' : 'extraBody', 'cannot be sent as JSON (a BigInt, a cycle).');
+  }
 }
 
 /** `x-request-id` of an answer, without any token the server echoed into it. */

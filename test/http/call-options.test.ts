@@ -118,6 +118,25 @@ describe('options a call does not take', () => {
     expect(error.path).toEqual(['onProgress']);
     expect(sent()).toBe(0);
   });
+
+  it.each([
+    ['a BigInt', { count: 1n }],
+    ['a cycle', (() => {
+      const node: Record<string, unknown> = {};
+      node['self'] = node;
+      return node;
+    })()],
+  ])('refuses a JSON body holding %s with a ValidationError naming the option, nothing sent', async (_what, value) => {
+    const { sdk, sent } = client();
+    const publish_at = new Date(Date.now() + 86_400_000);
+    const extra = await refusal(sdk.posts.create({ account_ids: ['acc_1'], publish_at }, { extraBody: { field: value } }));
+    expect(extra.path).toEqual(['extraBody']);
+    expect(extra.message).toMatch(/^`extraBody` cannot be sent as JSON/);
+    const raw = await refusal(sdk.post('/things', { body: value }));
+    expect(raw.path).toEqual(['body']);
+    expect(raw.message).toMatch(/^`body` cannot be sent as JSON/);
+    expect(sent()).toBe(0);
+  });
 });
 
 describe('the other numeric options go through the same check', () => {
