@@ -18,7 +18,7 @@ import { Accounts } from './resources/accounts.js';
 import { Analytics } from './resources/analytics.js';
 import { Media } from './resources/media.js';
 import { Posts } from './resources/posts.js';
-import { integerOption, invalidOption, MAX_RETRIES, MAX_TIMEOUT_MS, optionalFunction } from './invalid-option.js';
+import { checkOptions, integerOption, invalidOption, MAX_RETRIES, MAX_TIMEOUT_MS, optionalFunction } from './invalid-option.js';
 import { inspectAs } from './oauth/inspect.js';
 
 export type { Auth } from './http/auth.js';
@@ -209,7 +209,7 @@ export class PostSched {
    * for await (const endpoint of client.paginate<WebhookEndpoint>('/webhook-endpoints', { pageSize: 50 })) console.log(endpoint)
    */
   paginate<T = unknown>(path: string, options: RawListOptions<T> = {}): Paginator<T> {
-    const { limit, pageSize, query, parseItem, ...requestOptions } = options;
+    const { limit, pageSize, query, parseItem, ...requestOptions } = checkOptions(options);
     if (limit !== undefined) listFields.limit(limit, ['limit']);
     if (pageSize !== undefined) listFields.pageSize(pageSize, ['pageSize']);
     optionalFunction(parseItem, 'parseItem');

@@ -49,15 +49,19 @@ export function integerOption(value: unknown, name: string, fallback: number, mi
 /** Client options, which a call cannot change: say where they go instead of ignoring them. */
 const CLIENT_OPTIONS = ['baseUrl', 'auth', 'fetch', 'logger', 'maxRetryAfterMs', 'maxResponseBytes', 'appInfo', 'onRequest', 'onResponse', 'onRetry'];
 
-/** Refuses a per-call `options` that is not an object, or that holds a key (with a value) the call does not take. */
-export function checkOptions(options: object, known: readonly string[]): void {
+/**
+ * `options`, refused when it is not an object (`null` included), or when it holds a key (with a value) the call does
+ * not take (`known`; without it, the keys are left to the pipeline's check).
+ */
+export function checkOptions<T>(options: T, known?: readonly string[]): T {
   if (typeof options !== 'object' || options === null) invalidOption('options', 'must be an object of request options, such as { timeoutMs: 5000 }.');
-  for (const [name, value] of Object.entries(options)) {
-    if (value === undefined || known.includes(name)) continue;
+  for (const [name, value] of known === undefined ? [] : Object.entries(options)) {
+    if (value === undefined || known!.includes(name)) continue;
     invalidOption(
       name,
-      `is not an option of this call (it takes ${known.join(', ')}).` +
+      `is not an option of this call (it takes ${known!.join(', ')}).` +
         (CLIENT_OPTIONS.includes(name) ? ' It is a client option: pass it to `new PostSched()` or `client.withOptions()`.' : ''),
     );
   }
+  return options;
 }

@@ -40,9 +40,8 @@ export function scrubValue(value: unknown, secrets: Secrets, depth = 0): unknown
   if (typeof value === 'string') return scrubSecrets(value, secrets);
   if (typeof value !== 'object' || value === null || depth > 32) return value;
   if (Array.isArray(value)) return value.map((item) => scrubValue(item, secrets, depth + 1));
-  const copy: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) copy[key] = scrubValue(item, secrets, depth + 1);
-  return copy;
+  // fromEntries defines each key as a field: a `"__proto__"` key of a JSON answer stays one, not the copy's prototype.
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, scrubValue(item, secrets, depth + 1)]));
 }
 
 /** `headers` itself when no value holds a secret, else a copy with the secrets cut out. */

@@ -4,7 +4,7 @@
  * time-outs and typed errors all apply. Only paths under the base URL are accepted: the bearer token must never
  * travel to another host.
  */
-import { invalidOption, optionalFunction } from '../invalid-option.js';
+import { checkOptions, invalidOption, optionalFunction } from '../invalid-option.js';
 import { checkedQuery } from './extra-fields.js';
 import type { RequestOptions, RequestSpec, WriteRequestOptions } from './request.js';
 
@@ -69,7 +69,7 @@ function decoded(text: string): string {
 /** The pipeline's description of a raw call. @internal */
 export function rawSpec<T>(method: RequestSpec<T>['method'], path: unknown, options: RawWriteOptions<T> = {}): RequestSpec<T> {
   const relative = relativePath(path);
-  const { query, parse, ...rest } = options;
+  const { query, parse, ...rest } = checkOptions(options);
   const { body, ...writeOptions } = rest;
   // A GET has no body: a `body` there stays among the options, which refuse it by name.
   const requestOptions = method === 'GET' ? rest : writeOptions;

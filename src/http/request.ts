@@ -27,7 +27,7 @@ import {
   TimeoutError,
   UnprocessableEntityError,
 } from '../errors.js';
-import { checkOptions, integerOption, MAX_RETRIES, MAX_TIMEOUT_MS } from '../invalid-option.js';
+import { checkOptions, integerOption, invalidOption, MAX_RETRIES, MAX_TIMEOUT_MS } from '../invalid-option.js';
 import { describeNetworkError, errorName, sanitizeCause, scrub, scrubHeaders, scrubSecrets, scrubValue } from '../scrub.js';
 import { APIPromise, type PipelineResult } from './api-promise.js';
 import type { TokenSource } from './auth.js';
@@ -175,9 +175,10 @@ export class Pipeline {
   async #execute<T>(specOrBuild: RequestSpec<T> | (() => RequestSpec<T>)): Promise<PipelineResult<T>> {
     const spec = typeof specOrBuild === 'function' ? specOrBuild() : specOrBuild;
     const config = this.#config;
-    const options: WriteRequestOptions = spec.options ?? NO_OPTIONS;
-    if (spec.options !== undefined) checkOptions(options, spec.method === 'GET' ? READ_OPTIONS : WRITE_OPTIONS);
+    const options: WriteRequestOptions = spec.options === undefined ? NO_OPTIONS : checkOptions(spec.options, spec.method === 'GET' ? READ_OPTIONS : WRITE_OPTIONS);
     const { signal } = options;
+    // ky would fail on anything else with a TypeError of its own (AbortSignal.any takes only AbortSignals).
+    if (signal != null && !(signal instanceof AbortSignal)) invalidOption('signal', 'must be an AbortSignal.');
     signal?.throwIfAborted();
     const timeoutMs = integerOption(options.timeoutMs, 'timeoutMs', config.timeoutMs, 1, MAX_TIMEOUT_MS);
     const maxRetries = integerOption(options.maxRetries, 'maxRetries', config.maxRetries, 0, MAX_RETRIES);
@@ -209,7 +210,10 @@ export class Pipeline {
     if (signal !== undefined) kyOptions.signal = signal;
     const json = options.extraBody === undefined ? spec.json : withExtraBody(spec.json, options.extraBody);
     const query = options.extraQuery === undefined ? spec.query : withExtraQuery(spec.query, options.extraQuery);
-    if (json !== undefined) kyOptions.json = json;
+    if (json !== undefined) {
+      kyOptions.json = json;
+      kyOptions.stringifyJson = (value) => jsonText(value, options.extraBody);
+    }
     if (query !== undefined) kyOptions.searchParams = withoutUndefined(query);
     // The full URL, not ky's prefixUrl: one string join instead of ky's checks on every call.
     const url = `${config.baseUrl}/${spec.path}`;
@@ -355,6 +359,18 @@ export class Pipeline {
 
 function withoutUndefined(query: Record<string, string | number | boolean | undefined>): Record<string, string | number | boolean> {
   return Object.fromEntries(Object.entries(query).filter(([, value]) => value !== undefined)) as Record<string, string | number | boolean>;
+}
+
+/**
+ * The JSON body as ky sends it; what JSON cannot carry (a BigInt, a cycle) is a `ValidationError` before anything is
+ * sent, naming `extraBody` when the call has one (the resources' own fields are checked), else a raw call's `body`.
+ */
+function jsonText(value: unknown, extraBody: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return invalidOption(extraBody === undefined ? 'body' : 'extraBody', 'cannot be sent as JSON (a BigInt, a cycle).');
+  }
 }
 
 /** `x-request-id` of an answer, without any token the server echoed into it. */

@@ -1,5 +1,5 @@
 /** The media library: streamed uploads (scope media:write). */
-import { invalidOption } from '../invalid-option.js';
+import { checkOptions, invalidOption, optionalFunction } from '../invalid-option.js';
 import type { APIPromise } from '../http/api-promise.js';
 import { multipartBody, type UploadFile, type UploadProgress } from '../http/multipart.js';
 import type { Pipeline, WriteRequestOptions } from '../http/request.js';
@@ -93,8 +93,8 @@ export class Media {
    * )
    */
   upload(params: MediaUploadParams, options: MediaUploadOptions = {}): APIPromise<MediaItem> {
-    const { onProgress, extraBody, ...requestOptions } = options;
     return this.#pipeline.request(() => {
+      const { onProgress, extraBody, ...requestOptions } = checkOptions(options);
       checkInput(params, uploadShape);
       const { file } = params;
       const body = multipartBody({
@@ -102,7 +102,7 @@ export class Media {
         file,
         filename: filenameOf(params),
         contentType: params.contentType ?? (file instanceof Blob && file.type !== '' ? file.type : 'application/octet-stream'),
-        onProgress,
+        onProgress: optionalFunction(onProgress, 'onProgress'),
         fields: formFields(extraBody),
       });
       return { ...routes.uploadMedia(), body, parse: parseMediaItem, options: requestOptions };

@@ -82,6 +82,61 @@ describe('options a call does not take', () => {
     const error = await refusal(sdk.posts.get('post_1', 'fast' as never));
     expect(error.path).toEqual(['options']);
   });
+
+  it('refuses null options with a ValidationError on every kind of call, a rejection and never a TypeError', async () => {
+    const { sdk, sent } = client();
+    const calls: Array<() => PromiseLike<unknown>> = [
+      () => sdk.posts.get('post_1', null as never),
+      () => sdk.posts.create({ account_ids: ['acc_1'], publish_at: new Date(Date.now() + 86_400_000) }, null as never),
+      () => sdk.posts.list({}, null as never).toArray(),
+      () => sdk.get('/things', null as never),
+      () => sdk.post('/things', null as never),
+      () => sdk.media.upload({ file: new Uint8Array([1]) }, null as never),
+    ];
+    for (const call of calls) {
+      const error = await refusal(Promise.resolve().then(call));
+      expect(error.path).toEqual(['options']);
+    }
+    // A method that returns a promise rejects it: nothing is thrown at the call.
+    expect(() => void sdk.media.upload({ file: new Uint8Array([1]) }, null as never).then(undefined, () => undefined)).not.toThrow();
+    expect(() => sdk.paginate('/things', null as never)).toThrow(ValidationError);
+    expect(sent()).toBe(0);
+  });
+
+  it.each([['a string', 'abort'], ['a plain object', { aborted: false }], ['a number', 1]])('refuses a signal that is %s, naming it', async (_what, signal) => {
+    const { sdk, sent } = client();
+    const error = await refusal(sdk.posts.get('post_1', { signal: signal as never }));
+    expect(error.path).toEqual(['signal']);
+    expect(error.message).toMatch(/^`signal` must be an AbortSignal/);
+    await refusal(sdk.media.upload({ file: new Uint8Array([1]) }, { signal: signal as never }));
+    expect(sent()).toBe(0);
+  });
+
+  it('refuses an onProgress that is not a function (it would be ignored in silence)', async () => {
+    const { sdk, sent } = client();
+    const error = await refusal(sdk.media.upload({ file: new Uint8Array([1]) }, { onProgress: 'bar' as never }));
+    expect(error.path).toEqual(['onProgress']);
+    expect(sent()).toBe(0);
+  });
+
+  it.each([
+    ['a BigInt', { count: 1n }],
+    ['a cycle', (() => {
+      const node: Record<string, unknown> = {};
+      node['self'] = node;
+      return node;
+    })()],
+  ])('refuses a JSON body holding %s with a ValidationError naming the option, nothing sent', async (_what, value) => {
+    const { sdk, sent } = client();
+    const publish_at = new Date(Date.now() + 86_400_000);
+    const extra = await refusal(sdk.posts.create({ account_ids: ['acc_1'], publish_at }, { extraBody: { field: value } }));
+    expect(extra.path).toEqual(['extraBody']);
+    expect(extra.message).toMatch(/^`extraBody` cannot be sent as JSON/);
+    const raw = await refusal(sdk.post('/things', { body: value }));
+    expect(raw.path).toEqual(['body']);
+    expect(raw.message).toMatch(/^`body` cannot be sent as JSON/);
+    expect(sent()).toBe(0);
+  });
 });
 
 describe('the other numeric options go through the same check', () => {

@@ -88,6 +88,20 @@ describe('errors', () => {
     }
   });
 
+  it('keeps a "__proto__" field of an answer as a field of error.body, never as its prototype', async () => {
+    const text = '{"__proto__":{"message":"forged","polluted":true},"code":"x"}';
+    server.use(http.all(`${BASE}/*`, () => new HttpResponse(text, { status: 404, headers: { 'content-type': 'application/json' } })));
+    const error = (await client().posts.get('post_1').catch((e: unknown) => e)) as NotFoundError;
+    expect(Object.getPrototypeOf(error.body)).toBe(Object.prototype);
+    expect((error.body as { polluted?: unknown }).polluted).toBeUndefined();
+    expect(JSON.stringify(error.body)).toBe(text);
+    expect(error.message).not.toContain('forged');
+    // A 2xx answer the SDK cannot use keeps it too.
+    server.use(http.all(`${BASE}/*`, () => new HttpResponse(text, { status: 200, headers: { 'content-type': 'application/json' } })));
+    const invalid = (await client().posts.get('post_1').catch((e: unknown) => e)) as ResponseValidationError;
+    expect(JSON.stringify(invalid.body)).toBe(text);
+  });
+
   it('raises ResponseValidationError when a success answer is not JSON', async () => {
     server.use(http.get(`${BASE}/posts/post_1`, () => new HttpResponse('<html>ok</html>', { status: 200 })));
     const error = (await client().posts.get('post_1').catch((e: unknown) => e)) as ResponseValidationError;
