@@ -123,7 +123,18 @@ const listPostsShape = /* @__PURE__ */ listShape('posts.list', {
 
 const parsePost = /* @__PURE__ */ objectParser<Post>('a post', answers.post.given);
 /** An empty answer (204) to a DELETE is a success without a post. */
-const parseDeleted = (body: unknown): Post | undefined => (body === undefined ? undefined : parsePost(body));
+/**
+ * What a DELETE answered (not shown by the spec): the post, or `undefined` for no body or a body that is not a post
+ * (`{}`, `{ "deleted": true }`). A 2xx means the post was cancelled: an answer of another shape must not make it
+ * look failed.
+ */
+const parseDeleted = (body: unknown): Post | undefined => {
+  try {
+    return body === undefined ? undefined : parsePost(body);
+  } catch {
+    return undefined;
+  }
+};
 const parsePostPage = /* @__PURE__ */ pageParser<Post>('a page of posts', answers.post.given);
 
 /**
@@ -187,7 +198,8 @@ export class Posts {
 
   /**
    * Cancels a scheduled post (a published or failed post: `ConflictError`). Resolves to the post as the service
-   * returns it (status `deleted`), or to `undefined` when the service answers without a body (204 No Content).
+   * returns it (status `deleted`), or to `undefined` when the service answers without a body (204 No Content) or
+   * with one that is not a post (the post was cancelled all the same; `.withResponse()` has the answer).
    *
    * @example
    * const cancelled = await client.posts.delete('post_1')

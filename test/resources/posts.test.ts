@@ -64,6 +64,12 @@ describe('posts', () => {
     for (const s of seen) expect(s.headers.get('authorization')).toBe('Bearer tok_live');
   });
 
+  // The spec does not show what a DELETE answers: a 2xx is a cancelled post, whatever its body.
+  it.each([[{}], [{ deleted: true }], [{ id: 'post_1' }], [[]], [null]])('resolves a DELETE answered 200 with %j (not a post) to undefined, not an error', async (body) => {
+    record(() => HttpResponse.json(body));
+    await expect(client().posts.delete('post_1')).resolves.toBeUndefined();
+  });
+
   it('lists posts with GET /posts?status=&limit= and follows the cursor', async () => {
     const seen = record(() => HttpResponse.json({ data: [wirePost()], next_cursor: null }));
     const posts: Post[] = [];
