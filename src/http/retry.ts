@@ -81,7 +81,7 @@ export function requestNeverLeft(error: unknown, depth = 0): boolean {
  * retryAfterMs(new Headers({ 'retry-after': '2' })) // 2000
  */
 export function retryAfterMs(headers: Headers, now: number = Date.now()): number | undefined {
-  const value = (headers.get('retry-after') ?? headers.get('ratelimit-reset'))?.trim();
+  const value = (headers.get('retry-after')?.trim() || headers.get('ratelimit-reset'))?.trim();
   if (value === undefined || value === '' || value.length > 1_000) return undefined;
   if (DELAY_SECONDS.test(value)) {
     const ms = Number(value) * 1000;

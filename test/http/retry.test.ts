@@ -193,4 +193,10 @@ describe('retryAfterMs', () => {
     expect(retryAfterMs(new Headers({ 'retry-after': 'soon' }), now)).toBeUndefined();
     expect(retryAfterMs(new Headers(), now)).toBeUndefined();
   });
+
+  it('falls back to RateLimit-Reset when Retry-After is present but empty', () => {
+    const now = Date.parse('2030-01-01T00:00:00Z');
+    expect(retryAfterMs(new Headers({ 'retry-after': '', 'ratelimit-reset': '30' }), now)).toBe(30_000);
+    expect(retryAfterMs(new Headers({ 'retry-after': '  ', 'ratelimit-reset': '30' }), now)).toBe(30_000);
+  });
 });
