@@ -322,8 +322,11 @@ export class Pipeline {
       logger &&
       ((outcome: number | string) =>
         logAttempt(logger, { method: call.method, path: new URL(request.url).pathname, outcome, durationMs: performance.now() - started, retry: attempt - 1 }));
+    let status: number | undefined;
     try {
-      const response = await readBody(await this.#config.fetch(outgoing, init), this.#config.maxResponseBytes);
+      const answer = await this.#config.fetch(outgoing, init);
+      status = answer.status;
+      const response = await readBody(answer, this.#config.maxResponseBytes);
       log?.(response.status);
       if (hooks.onResponse !== undefined) {
         callHook(hooks.onResponse, () => ({
@@ -349,9 +352,13 @@ export class Pipeline {
       }
       // Anything else a fetch throws (the runtime's TypeError, or whatever a custom fetch builds, which may hold
       // the Request or its init) becomes a ConnectionError holding only a sanitized copy of its chain.
-      throw new ConnectionError(`Could not reach ${this.#config.origin}: ${detail}. Check the base URL and the network.`, {
-        cause: sanitizeCause(error, 0, [token]),
-      });
+      // Once a status came, the request reached the service: saying "could not reach" would invite a second write.
+      throw new ConnectionError(
+        status === undefined
+          ? `Could not reach ${this.#config.origin}: ${detail}. Check the base URL and the network.`
+          : `${call.method} answered ${status}, then its body broke off: ${detail}. The service may have acted on it.`,
+        { cause: sanitizeCause(error, 0, [token]) },
+      );
     }
   }
 

@@ -1,6 +1,6 @@
 /** What a user reads when the answer is not the service's JSON: a short message, and the raw body on the error. */
 import { describe, expect, it } from 'vitest';
-import { InternalServerError, PostSched, ResponseValidationError } from '@postsched/sdk';
+import { ConnectionError, InternalServerError, PostSched, ResponseValidationError } from '@postsched/sdk';
 
 const PAGE = '<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>';
 
@@ -48,5 +48,19 @@ describe('success answers that are not JSON', () => {
         'The status says the service acted on the request.',
     );
     expect(error.body).toBe(cut);
+  });
+
+  it('says that a write whose answer broke off mid-body reached the service, not that it could not be reached', async () => {
+    const body = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"id":"post_1",'));
+        controller.error(new TypeError('terminated'));
+      },
+    });
+    const client = new PostSched({ baseUrl: 'https://api.postsched.test/v1', auth: 'tok_messages', maxRetries: 0, fetch: async () => new Response(body, { status: 201 }) });
+    const error = (await client.posts.create({ account_ids: ['acc_1'], publish_at: '2030-01-01T00:00:00Z' }).catch((e: unknown) => e)) as ConnectionError;
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error.message).toMatch(/^POST answered 201, then its body broke off: .+\. The service may have acted on it\.$/);
+    expect(error.message).not.toContain('Could not reach');
   });
 });
