@@ -309,6 +309,22 @@ describe('OAuthClient: token endpoint failures', () => {
     expect((error as TimeoutError).timeoutMs).toBe(5_000);
   });
 
+  it('ends in a TimeoutError after timeoutMs with a fetch that ignores the abort signal, whether it never answers or never ends the body', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const stalls = [
+      () => new Promise<Response>(() => {}),
+      async () => new Response(new ReadableStream({ start: (controller) => controller.enqueue(new TextEncoder().encode('{')) }), { status: 200 }),
+    ];
+    for (const stall of stalls) {
+      const { oauth, pending, callback } = await start(makeClient({ timeoutMs: 5_000, fetch: stall }));
+      const result = caught(oauth.exchangeCode(callback, pending));
+      await vi.advanceTimersByTimeAsync(5_000);
+      const error = await Promise.race([result, Promise.resolve('still waiting')]);
+      expect(error).toBeInstanceOf(TimeoutError);
+      expect(vi.getTimerCount()).toBe(0);
+    }
+  });
+
   it('uses the fetch given in the options, and clears its timer after a success', async () => {
     const calls: string[] = [];
     const oauth = makeClient({
