@@ -5,7 +5,7 @@ import { PostSchedError } from '../base-error.js';
 import { ValidationError } from '../errors.js';
 import { ReauthorizationRequiredError, TokenStoreError, type TokenStoreOperation } from './errors.js';
 import { inspectAs } from './inspect.js';
-import { describeTokens, MemoryTokenStore } from './memory-token-store.js';
+import { copy, describeTokens, MemoryTokenStore } from './memory-token-store.js';
 import { newestKnown, recordRotation, refreshOnce } from './shared-refresh.js';
 import type { AccessTokenProvider, TokenSet, TokenStore } from './types.js';
 import { invalidOption, optionalFunction } from '../invalid-option.js';
@@ -222,7 +222,7 @@ export class TokenManager implements AccessTokenProvider {
     if (pending === undefined || (stored !== undefined && !sameTokens(stored, pending.tokens) && stored.refreshToken !== pending.expected)) {
       return stored;
     }
-    return pending.tokens;
+    return copy(pending.tokens); // the caller may change what it gets: not the tokens still to be saved
   }
 
   #startFlight(forcing: string | undefined): Flight {
