@@ -8,7 +8,7 @@ import { checkBaseUrl } from '../base-url.js';
 import { OAuthCallbackError } from './errors.js';
 import { inspectAs } from './inspect.js';
 import { mapCallbackError, mapRequestError, mapResponseError, type Grant } from './map-error.js';
-import { toTokenSet } from './normalize.js';
+import { forProcessing, toTokenSet } from './normalize.js';
 import { checkScopes } from './scopes.js';
 import { createTokenFetch, type FetchLike } from './token-fetch.js';
 import type { Scope, TokenSet } from './types.js';
@@ -231,7 +231,7 @@ export class OAuthClient {
     }
     let body: oauth.TokenEndpointResponse;
     try {
-      body = await oauth.processGenericTokenEndpointResponse(this.#as, this.#client, response);
+      body = await oauth.processGenericTokenEndpointResponse(this.#as, this.#client, forProcessing(response));
     } catch (error) {
       throw await mapResponseError(error, response.status, grant, [this.#clientSecret, ...secrets]);
     }

@@ -221,6 +221,29 @@ describe('OAuthClient.exchangeCode: the token request', () => {
     expect(Object.keys(tokens).sort()).toEqual(['accessToken', 'expiresAt', 'refreshToken', 'scopes', 'tokenType']);
   });
 
+  it('ignores an id_token in the answer: the SDK is no OpenID client, and a field it does not use never costs the tokens', async () => {
+    for (const idToken of ['not-a-jwt', 'eyJhbGciOiJIUzI1NiJ9.eyJpc3MiOiJodHRwczovL2Vsc2V3aGVyZSJ9.c2ln']) {
+      endpoint.answerJson(tokenBody(1, { id_token: idToken }));
+      const { oauth, pending, callback } = await start();
+      await expect(oauth.exchangeCode(callback, pending)).resolves.toMatchObject({ accessToken: `at_${MARK}_1`, refreshToken: `rt_${MARK}_1` });
+    }
+  });
+
+  it.each([
+    ['-5', 0],
+    ['"-5"', 0],
+    ['1e308', 365 * 24 * 3600],
+    ['1e400', 365 * 24 * 3600],
+    ['"1e400"', 365 * 24 * 3600],
+    ['null', 3600],
+  ])('reads expires_in %s as %s s (clamped to 0 to a year; null as absent) rather than refusing the tokens', async (expiresIn, seconds) => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.UTC(2030, 0, 1));
+    endpoint.onToken(() => new HttpResponse(JSON.stringify(tokenBody(1)).replace('"expires_in":3600', `"expires_in":${expiresIn}`), { headers: { 'content-type': 'application/json' } }));
+    const { oauth, pending, callback } = await start();
+    expect((await oauth.exchangeCode(callback, pending)).expiresAt).toBe(Date.UTC(2030, 0, 1) + seconds * 1000);
+  });
+
   it('returns a TokenSet that survives JSON.stringify and JSON.parse unchanged', async () => {
     endpoint.answerJson(tokenBody(1));
     const { oauth, pending, callback } = await start();

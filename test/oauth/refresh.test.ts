@@ -36,6 +36,13 @@ describe('OAuthClient.refresh', () => {
     expect(await makeClient().refresh(previous)).toMatchObject({ accessToken: `at_${MARK}_2`, refreshToken: `rt_${MARK}_2` });
   });
 
+  it('takes the rotated refresh token from an answer whose optional fields are null (read as absent), never refusing it', async () => {
+    endpoint.answerJson(tokenBody(2, { scope: null, expires_in: null }));
+    expect(await makeClient().refresh(previous)).toMatchObject({ refreshToken: `rt_${MARK}_2`, scopes: ['analytics:read'] });
+    endpoint.answerJson(tokenBody(3, { refresh_token: null }));
+    expect((await makeClient().refresh(previous)).refreshToken).toBe(`rt_${MARK}_old`);
+  });
+
   it("keeps the previous TokenSet's scopes when the answer has no scope", async () => {
     const { scope: _, ...body } = tokenBody(2);
     endpoint.answerJson(body);
