@@ -171,6 +171,7 @@ export class OAuthClient {
     }
     requireString(checks.state, 'state');
     requireString(checks.codeVerifier, 'codeVerifier');
+    const fallbackScopes = scopeNames(checks.scopes, 'scopes');
     const parameters = this.#callbackParameters(callback);
     let validated: URLSearchParams;
     try {
@@ -180,7 +181,7 @@ export class OAuthClient {
     }
     return this.#tokenRequest(
       'authorization_code',
-      { fallbackScopes: checks.scopes ?? [] },
+      { fallbackScopes },
       [validated.get('code') ?? '', checks.codeVerifier],
       (options) =>
         oauth.authorizationCodeGrantRequest(this.#as, this.#client, this.#clientAuth, validated, this.redirectUri, checks.codeVerifier, options),
@@ -201,7 +202,7 @@ export class OAuthClient {
     if (typeof refreshToken !== 'string' || refreshToken === '') {
       invalidOption('refreshToken', 'is missing: pass a refresh token, or a TokenSet that has one.');
     }
-    const fallbackScopes = typeof previous === 'string' ? [] : previous.scopes;
+    const fallbackScopes = typeof previous === 'string' ? [] : scopeNames(previous.scopes, 'scopes');
     return this.#tokenRequest(
       'refresh_token',
       { fallbackScopes, previousRefreshToken: refreshToken },
@@ -270,6 +271,13 @@ function requireString(value: unknown, option: string): asserts value is string 
   if (typeof value !== 'string' || value.trim() === '') {
     invalidOption(option, 'must be a non-empty string.');
   }
+}
+
+/** Scopes for an answer without `scope`, checked before the request: its answer (a used code, a rotated refresh token) comes once. */
+function scopeNames(value: unknown, option: string): readonly string[] {
+  if (value == null) return [];
+  if (!Array.isArray(value) || !value.every((scope) => typeof scope === 'string')) invalidOption(option, 'must be an array of scope names.');
+  return value;
 }
 
 /** RFC 6749 §3.1.2: the redirection endpoint is an absolute URI; it is sent exactly as given. */

@@ -8,6 +8,7 @@ import {
   OAuthResponseError,
   ReauthorizationRequiredError,
   TimeoutError,
+  ValidationError,
   type AuthorizationRequest,
 } from '@postsched/sdk';
 import {
@@ -157,6 +158,15 @@ describe('OAuthClient.exchangeCode: the token request', () => {
       redirect_uri: REDIRECT_URI,
       code_verifier: pending.codeVerifier,
     });
+  });
+
+  it('refuses checks.scopes that are not a list of names before the code is sent (a code is used once)', async () => {
+    const { oauth, pending, callback } = await start();
+    endpoint.answerJson(tokenBody(1));
+    for (const scopes of ['posts:read', 42, [1]]) {
+      expect(await caught(oauth.exchangeCode(callback, { ...pending, scopes } as never))).toBeInstanceOf(ValidationError);
+    }
+    expect(endpoint.tokenRequests).toHaveLength(0);
   });
 
   it('returns a normalized TokenSet whose expiry counts from when the request left', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OAuthError, ReauthorizationRequiredError } from '@postsched/sdk';
+import { OAuthError, ReauthorizationRequiredError, ValidationError } from '@postsched/sdk';
 import { CLIENT_ID, CLIENT_SECRET, MARK, caught, expectNoSecretsInCollectedErrors, makeClient, tokenBody, useTokenEndpoint } from './helpers.js';
 
 const endpoint = useTokenEndpoint();
@@ -48,6 +48,15 @@ describe('OAuthClient.refresh', () => {
     endpoint.answerJson(body);
     expect((await makeClient().refresh(previous)).scopes).toEqual(['analytics:read']);
     expect((await makeClient().refresh(`rt_${MARK}_old`)).scopes).toEqual([]);
+  });
+
+  it('refuses scopes that are not a list of names before sending the refresh token, whose answer cannot be asked for twice', async () => {
+    endpoint.answerJson(tokenBody(2));
+    for (const scopes of ['posts:read', 42, [1]]) {
+      expect(await caught(makeClient().refresh({ ...previous, scopes } as never))).toBeInstanceOf(ValidationError);
+    }
+    expect(endpoint.tokenRequests).toHaveLength(0);
+    expect((await makeClient().refresh({ ...previous, scopes: undefined } as never)).scopes).toEqual(['posts:read', 'posts:write']);
   });
 
   it('raises ReauthorizationRequiredError on invalid_grant', async () => {
