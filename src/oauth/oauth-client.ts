@@ -173,6 +173,8 @@ export class OAuthClient {
     requireString(checks.codeVerifier, 'codeVerifier');
     const fallbackScopes = scopeNames(checks.scopes, 'scopes');
     const parameters = this.#callbackParameters(callback);
+    // oauth4webapi reads an empty `iss` as none; RFC 9207 §2.4: one that is present must equal the issuer.
+    if (parameters.get('iss') === '') parameters.set('iss', ' ');
     let validated: URLSearchParams;
     try {
       validated = oauth.validateAuthResponse(this.#as, this.#client, parameters, checks.state);

@@ -99,6 +99,15 @@ describe('OAuthClient.exchangeCode: the callback checks', () => {
     expect(endpoint.tokenRequests).toHaveLength(0);
   });
 
+  it('rejects a callback whose iss is present but empty: present, it must equal the issuer (RFC 9207 §2.4)', async () => {
+    endpoint.answerJson(tokenBody(1));
+    const { oauth, pending, callback } = await start();
+    callback.searchParams.set('iss', '');
+    const error = await caught(oauth.exchangeCode(callback, pending));
+    expect((error as OAuthCallbackError).code).toBe('issuer_mismatch');
+    expect(endpoint.tokenRequests).toHaveLength(0);
+  });
+
   it('accepts an iss equal to the base URL, or to the issuer option', async () => {
     endpoint.answerJson(tokenBody(1));
     const first = await start();
