@@ -58,8 +58,8 @@ export function acceptsWrite(stored: TokenSet | undefined, tokens: TokenSet, opt
   return stored.refreshToken === expected || (stored.accessToken === tokens.accessToken && stored.refreshToken === tokens.refreshToken);
 }
 
-/** Copies so that a caller mutating the object it got (or gave) cannot change the stored tokens. */
-function copy(tokens: TokenSet): TokenSet {
+/** Copies so that a caller mutating the object it got (or gave) cannot change the stored tokens (every store). */
+export function copy(tokens: TokenSet): TokenSet {
   return { ...tokens, scopes: [...tokens.scopes] };
 }
 

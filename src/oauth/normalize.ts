@@ -2,6 +2,8 @@
  * Turns an RFC 6749 §5.1 token response into a TokenSet, following the Assumptions table of the README.
  */
 import type { TokenEndpointResponse } from 'oauth4webapi';
+import { responseText } from '../buffer-response.js';
+import { isRecord } from '../is-record.js';
 import { OAuthResponseError } from './errors.js';
 import type { TokenSet } from './types.js';
 
@@ -22,6 +24,25 @@ export interface NormalizeContext {
   readonly fallbackScopes: readonly string[];
   /** The refresh token sent with a refresh: kept when the answer has none (RFC 6749 §6). */
   readonly previousRefreshToken?: string | undefined;
+}
+
+/**
+ * A 200 answer as oauth4webapi is to read it, without what it would refuse where the SDK can do without (a refused
+ * answer loses the rotated refresh token it carries): `id_token` (RFC 6749 §5.1: ignore what you do not know; the SDK
+ * is no OpenID client, oauth4webapi would check it as one), an optional field that is `null` (read as absent), and an
+ * `expires_in` below 0 or past any number (clamped, as `toTokenSet` clamps the rest).
+ */
+export function forProcessing(response: Response): Response {
+  let body: unknown;
+  try {
+    body = response.status === 200 ? JSON.parse(responseText(response)) : undefined;
+  } catch {}
+  if (!isRecord(body)) return response;
+  const { id_token: _, ...rest } = body;
+  for (const name of ['expires_in', 'refresh_token', 'scope']) if (rest[name] === null) delete rest[name];
+  const expiresIn = typeof rest['expires_in'] === 'string' ? parseFloat(rest['expires_in']) : rest['expires_in'];
+  if (typeof expiresIn === 'number' && (expiresIn < 0 || expiresIn === Infinity)) rest['expires_in'] = Math.max(0, Math.min(expiresIn, MAX_EXPIRES_IN_SECONDS));
+  return new Response(JSON.stringify(rest), response);
 }
 
 /**

@@ -8,7 +8,7 @@ import { checkBaseUrl } from '../base-url.js';
 import { OAuthCallbackError } from './errors.js';
 import { inspectAs } from './inspect.js';
 import { mapCallbackError, mapRequestError, mapResponseError, type Grant } from './map-error.js';
-import { toTokenSet } from './normalize.js';
+import { forProcessing, toTokenSet } from './normalize.js';
 import { checkScopes } from './scopes.js';
 import { createTokenFetch, type FetchLike } from './token-fetch.js';
 import type { Scope, TokenSet } from './types.js';
@@ -171,7 +171,10 @@ export class OAuthClient {
     }
     requireString(checks.state, 'state');
     requireString(checks.codeVerifier, 'codeVerifier');
+    const fallbackScopes = scopeNames(checks.scopes, 'scopes');
     const parameters = this.#callbackParameters(callback);
+    // oauth4webapi reads an empty `iss` as none; RFC 9207 §2.4: one that is present must equal the issuer.
+    if (parameters.get('iss') === '') parameters.set('iss', ' ');
     let validated: URLSearchParams;
     try {
       validated = oauth.validateAuthResponse(this.#as, this.#client, parameters, checks.state);
@@ -180,7 +183,7 @@ export class OAuthClient {
     }
     return this.#tokenRequest(
       'authorization_code',
-      { fallbackScopes: checks.scopes ?? [] },
+      { fallbackScopes },
       [validated.get('code') ?? '', checks.codeVerifier],
       (options) =>
         oauth.authorizationCodeGrantRequest(this.#as, this.#client, this.#clientAuth, validated, this.redirectUri, checks.codeVerifier, options),
@@ -201,7 +204,7 @@ export class OAuthClient {
     if (typeof refreshToken !== 'string' || refreshToken === '') {
       invalidOption('refreshToken', 'is missing: pass a refresh token, or a TokenSet that has one.');
     }
-    const fallbackScopes = typeof previous === 'string' ? [] : previous.scopes;
+    const fallbackScopes = typeof previous === 'string' ? [] : scopeNames(previous.scopes, 'scopes');
     return this.#tokenRequest(
       'refresh_token',
       { fallbackScopes, previousRefreshToken: refreshToken },
@@ -231,7 +234,7 @@ export class OAuthClient {
     }
     let body: oauth.TokenEndpointResponse;
     try {
-      body = await oauth.processGenericTokenEndpointResponse(this.#as, this.#client, response);
+      body = await oauth.processGenericTokenEndpointResponse(this.#as, this.#client, forProcessing(response));
     } catch (error) {
       throw await mapResponseError(error, response.status, grant, [this.#clientSecret, ...secrets]);
     }
@@ -270,6 +273,13 @@ function requireString(value: unknown, option: string): asserts value is string 
   if (typeof value !== 'string' || value.trim() === '') {
     invalidOption(option, 'must be a non-empty string.');
   }
+}
+
+/** Scopes for an answer without `scope`, checked before the request: its answer (a used code, a rotated refresh token) comes once. */
+function scopeNames(value: unknown, option: string): readonly string[] {
+  if (value == null) return [];
+  if (!Array.isArray(value) || !value.every((scope) => typeof scope === 'string')) invalidOption(option, 'must be an array of scope names.');
+  return value;
 }
 
 /** RFC 6749 §3.1.2: the redirection endpoint is an absolute URI; it is sent exactly as given. */

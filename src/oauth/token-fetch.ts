@@ -24,13 +24,15 @@ export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 export function createTokenFetch(userFetch: FetchLike | undefined, timeoutMs: number) {
   return async (url: string, options: CustomFetchOptions<'POST', URLSearchParams>): Promise<Response> => {
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // Raced as well as signalled: a custom fetch (or its body) that ignores the signal is bounded all the same.
+    const timedOut = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(controller.abort()), timeoutMs)));
     try {
       // The global is looked up per call so that fetch mocks installed later (msw, nock) are honoured.
-      const response = await (userFetch ?? globalThis.fetch)(url, { ...options, signal: controller.signal });
+      const response = await Promise.race([(userFetch ?? globalThis.fetch)(url, { ...options, signal: controller.signal }), timedOut]);
       // An opaque redirect (status 0, browsers) cannot be rebuilt; oauth4webapi rejects it as non-conform.
       if (response.status < 200 || response.status > 599) return response;
-      return await bufferResponse(response, MAX_TOKEN_RESPONSE_BYTES, 'A token answer is a few hundred bytes: check the base URL.');
+      return await Promise.race([bufferResponse(response, MAX_TOKEN_RESPONSE_BYTES, 'A token answer is a few hundred bytes: check the base URL.'), timedOut]);
     } catch (error) {
       if (controller.signal.aborted) {
         throw new TimeoutError(

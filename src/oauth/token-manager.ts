@@ -5,7 +5,7 @@ import { PostSchedError } from '../base-error.js';
 import { ValidationError } from '../errors.js';
 import { ReauthorizationRequiredError, TokenStoreError, type TokenStoreOperation } from './errors.js';
 import { inspectAs } from './inspect.js';
-import { describeTokens, MemoryTokenStore } from './memory-token-store.js';
+import { copy, describeTokens, MemoryTokenStore } from './memory-token-store.js';
 import { newestKnown, recordRotation, refreshOnce } from './shared-refresh.js';
 import type { AccessTokenProvider, TokenSet, TokenStore } from './types.js';
 import { invalidOption, optionalFunction } from '../invalid-option.js';
@@ -222,7 +222,7 @@ export class TokenManager implements AccessTokenProvider {
     if (pending === undefined || (stored !== undefined && !sameTokens(stored, pending.tokens) && stored.refreshToken !== pending.expected)) {
       return stored;
     }
-    return pending.tokens;
+    return copy(pending.tokens); // the caller may change what it gets: not the tokens still to be saved
   }
 
   #startFlight(forcing: string | undefined): Flight {
@@ -326,7 +326,7 @@ export class TokenManager implements AccessTokenProvider {
    * nothing, or tokens this process has seen replaced), the newest tokens the manager holds are written back
    * (compare-and-set) instead of failing, and a replaced refresh token is never used.
    */
-  async #current(): Promise<TokenSet> {
+  async #current(refusals = 0): Promise<TokenSet> {
     const stored = await this.#read();
     const seen = this.#seen;
     // The store moved on from what this manager saw last: remembered, should the store later go back to it.
@@ -343,7 +343,9 @@ export class TokenManager implements AccessTokenProvider {
       this.#see(stored);
       return stored;
     }
-    return this.#save({ tokens: newest, expected: stored?.refreshToken ?? newest.refreshToken, startedAt: undefined }, false);
+    // Writes refused again and again while the store stays behind: it does not honour expectedRefreshToken (or lies).
+    if (refusals > 2) throw new TokenStoreError('set', new Error('set() keeps refusing the write (false) while get() holds older tokens or none'));
+    return this.#save({ tokens: newest, expected: stored?.refreshToken ?? newest.refreshToken, startedAt: undefined }, false, refusals);
   }
 
   async #refresh(stored: TokenSet, forcing: string | undefined, isRetry: boolean, locked: boolean): Promise<TokenSet> {
@@ -374,7 +376,7 @@ export class TokenManager implements AccessTokenProvider {
    * harmless) for up to `storeTimeoutMs` before the lock is given up, so no other process refreshes from the store
    * while the newest tokens are unsaved.
    */
-  async #save(pending: Pending, locked: boolean): Promise<TokenSet> {
+  async #save(pending: Pending, locked: boolean, refusals = 0): Promise<TokenSet> {
     const { tokens, expected } = pending;
     const deadline = Date.now() + this.#storeTimeoutMs;
     let written: void | boolean;
@@ -391,7 +393,7 @@ export class TokenManager implements AccessTokenProvider {
         await new Promise((resolve) => setTimeout(resolve, wait));
       }
     }
-    if (written === false) return this.#useStored();
+    if (written === false) return this.#useStored(refusals + 1);
     this.#see(tokens);
     await this.#notify(pending);
     return this.#adopt(tokens, pending.startedAt);
@@ -428,8 +430,8 @@ export class TokenManager implements AccessTokenProvider {
   }
 
   /** After a refused write: the store's tokens, which are newer than ours. */
-  async #useStored(): Promise<TokenSet> {
-    return this.#adopt(await this.#current());
+  async #useStored(refusals: number): Promise<TokenSet> {
+    return this.#adopt(await this.#current(refusals));
   }
 
   /** Remembers the newest tokens this manager has read or written: what it writes back should the store lose them. */

@@ -8,7 +8,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ValidationError } from '../errors.js';
 import { integerOption, MAX_TIMEOUT_MS } from '../invalid-option.js';
-import { acceptsWrite } from '../oauth/memory-token-store.js';
+import { acceptsWrite, copy } from '../oauth/memory-token-store.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { LockLostError, LockTimeoutError } from './errors.js';
 import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED } from './lock-scripts.js';
@@ -142,9 +142,10 @@ export class RedisTokenStore implements TokenStore {
     return this.#key;
   }
 
-  /** The stored tokens, or `undefined` when none are stored. */
+  /** A copy of the stored tokens (as `MemoryTokenStore` gives), or `undefined` when none are stored. */
   async get(): Promise<TokenSet | undefined> {
-    return (await this.#decode(await this.#connection.command('get', ['GET', this.#key]))).tokens;
+    const { tokens } = await this.#decode(await this.#connection.command('get', ['GET', this.#key]));
+    return tokens && copy(tokens);
   }
 
   /** Decodes a value read under the key, and remembers it (decoding again only when it changed). */
@@ -178,7 +179,7 @@ export class RedisTokenStore implements TokenStore {
       const written = await this.#connection.script('set', SET_IF_LOCK_OWNER, [this.#lockKey, this.#key], [hold.owner, value]);
       if (written !== 1) throw new LockLostError(this.#key);
     }
-    this.#seen = { raw: value, tokens };
+    this.#seen = { raw: value, tokens: copy(tokens) };
     return true;
   }
 
@@ -192,7 +193,7 @@ export class RedisTokenStore implements TokenStore {
       if (!absent && !acceptsWrite(seen.tokens, tokens, { expectedRefreshToken: expected })) return false;
       const written = await this.#connection.script('set', SET_IF_UNCHANGED, [this.#key], [seen.raw ?? '', value, absent ? '1' : '0']);
       if (written === 1) {
-        this.#seen = { raw: value, tokens };
+        this.#seen = { raw: value, tokens: copy(tokens) };
         return true;
       }
     }

@@ -78,6 +78,23 @@ describe('a rotated refresh token is never lost (item 2, two managers on one sto
     expect(service.refreshes).toBe(1); // rt_2 was kept, not thrown away for another rotation
   });
 
+  it('a store that refuses every write yet keeps returning replaced tokens: a TokenStoreError, not an endless write loop', async () => {
+    const service = new RotatingService();
+    const first = new TokenManager({ oauth: service, store: new MemoryTokenStore(service.initial()) });
+    expect(await first.getAccessToken()).toBe('at_2'); // the process has seen rt_1 replaced by rt_2
+    let gets = 0;
+    const lying: TokenStore = {
+      // Stops lying after 50 reads, so that a loop ends this test instead of hanging it.
+      get: async () => (++gets > 50 ? undefined : service.initial()),
+      set: async () => false,
+    };
+    const error = await new TokenManager({ oauth: service, store: lying }).getAccessToken().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TokenStoreError);
+    expect(error).toMatchObject({ operation: 'set' });
+    expect(gets).toBeLessThanOrEqual(4);
+    expect(service.refreshes).toBe(1); // rt_1, seen replaced, was never sent
+  });
+
   it('MemoryTokenStore refuses a compare-and-set whose expected refresh token is not the stored one', async () => {
     const store = new MemoryTokenStore({ accessToken: 'at_3', refreshToken: 'rt_3', expiresAt: Date.now() + 3_600_000, scopes: [], tokenType: 'bearer' });
     const older = { accessToken: 'at_2', refreshToken: 'rt_2', expiresAt: Date.now() + 3_600_000, scopes: [], tokenType: 'bearer' as const };

@@ -8,6 +8,7 @@ import {
   OAuthResponseError,
   ReauthorizationRequiredError,
   TimeoutError,
+  ValidationError,
   type AuthorizationRequest,
 } from '@postsched/sdk';
 import {
@@ -98,6 +99,15 @@ describe('OAuthClient.exchangeCode: the callback checks', () => {
     expect(endpoint.tokenRequests).toHaveLength(0);
   });
 
+  it('rejects a callback whose iss is present but empty: present, it must equal the issuer (RFC 9207 §2.4)', async () => {
+    endpoint.answerJson(tokenBody(1));
+    const { oauth, pending, callback } = await start();
+    callback.searchParams.set('iss', '');
+    const error = await caught(oauth.exchangeCode(callback, pending));
+    expect((error as OAuthCallbackError).code).toBe('issuer_mismatch');
+    expect(endpoint.tokenRequests).toHaveLength(0);
+  });
+
   it('accepts an iss equal to the base URL, or to the issuer option', async () => {
     endpoint.answerJson(tokenBody(1));
     const first = await start();
@@ -157,6 +167,15 @@ describe('OAuthClient.exchangeCode: the token request', () => {
       redirect_uri: REDIRECT_URI,
       code_verifier: pending.codeVerifier,
     });
+  });
+
+  it('refuses checks.scopes that are not a list of names before the code is sent (a code is used once)', async () => {
+    const { oauth, pending, callback } = await start();
+    endpoint.answerJson(tokenBody(1));
+    for (const scopes of ['posts:read', 42, [1]]) {
+      expect(await caught(oauth.exchangeCode(callback, { ...pending, scopes } as never))).toBeInstanceOf(ValidationError);
+    }
+    expect(endpoint.tokenRequests).toHaveLength(0);
   });
 
   it('returns a normalized TokenSet whose expiry counts from when the request left', async () => {
@@ -219,6 +238,29 @@ describe('OAuthClient.exchangeCode: the token request', () => {
     const { oauth, pending, callback } = await start();
     const tokens = await oauth.exchangeCode(callback, pending);
     expect(Object.keys(tokens).sort()).toEqual(['accessToken', 'expiresAt', 'refreshToken', 'scopes', 'tokenType']);
+  });
+
+  it('ignores an id_token in the answer: the SDK is no OpenID client, and a field it does not use never costs the tokens', async () => {
+    for (const idToken of ['not-a-jwt', 'eyJhbGciOiJIUzI1NiJ9.eyJpc3MiOiJodHRwczovL2Vsc2V3aGVyZSJ9.c2ln']) {
+      endpoint.answerJson(tokenBody(1, { id_token: idToken }));
+      const { oauth, pending, callback } = await start();
+      await expect(oauth.exchangeCode(callback, pending)).resolves.toMatchObject({ accessToken: `at_${MARK}_1`, refreshToken: `rt_${MARK}_1` });
+    }
+  });
+
+  it.each([
+    ['-5', 0],
+    ['"-5"', 0],
+    ['1e308', 365 * 24 * 3600],
+    ['1e400', 365 * 24 * 3600],
+    ['"1e400"', 365 * 24 * 3600],
+    ['null', 3600],
+  ])('reads expires_in %s as %s s (clamped to 0 to a year; null as absent) rather than refusing the tokens', async (expiresIn, seconds) => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.UTC(2030, 0, 1));
+    endpoint.onToken(() => new HttpResponse(JSON.stringify(tokenBody(1)).replace('"expires_in":3600', `"expires_in":${expiresIn}`), { headers: { 'content-type': 'application/json' } }));
+    const { oauth, pending, callback } = await start();
+    expect((await oauth.exchangeCode(callback, pending)).expiresAt).toBe(Date.UTC(2030, 0, 1) + seconds * 1000);
   });
 
   it('returns a TokenSet that survives JSON.stringify and JSON.parse unchanged', async () => {
@@ -307,6 +349,22 @@ describe('OAuthClient: token endpoint failures', () => {
     const error = await result;
     expect(error).toBeInstanceOf(TimeoutError);
     expect((error as TimeoutError).timeoutMs).toBe(5_000);
+  });
+
+  it('ends in a TimeoutError after timeoutMs with a fetch that ignores the abort signal, whether it never answers or never ends the body', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const stalls = [
+      () => new Promise<Response>(() => {}),
+      async () => new Response(new ReadableStream({ start: (controller) => controller.enqueue(new TextEncoder().encode('{')) }), { status: 200 }),
+    ];
+    for (const stall of stalls) {
+      const { oauth, pending, callback } = await start(makeClient({ timeoutMs: 5_000, fetch: stall }));
+      const result = caught(oauth.exchangeCode(callback, pending));
+      await vi.advanceTimersByTimeAsync(5_000);
+      const error = await Promise.race([result, Promise.resolve('still waiting')]);
+      expect(error).toBeInstanceOf(TimeoutError);
+      expect(vi.getTimerCount()).toBe(0);
+    }
   });
 
   it('uses the fetch given in the options, and clears its timer after a success', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OAuthError, ReauthorizationRequiredError } from '@postsched/sdk';
+import { OAuthError, ReauthorizationRequiredError, ValidationError } from '@postsched/sdk';
 import { CLIENT_ID, CLIENT_SECRET, MARK, caught, expectNoSecretsInCollectedErrors, makeClient, tokenBody, useTokenEndpoint } from './helpers.js';
 
 const endpoint = useTokenEndpoint();
@@ -36,11 +36,27 @@ describe('OAuthClient.refresh', () => {
     expect(await makeClient().refresh(previous)).toMatchObject({ accessToken: `at_${MARK}_2`, refreshToken: `rt_${MARK}_2` });
   });
 
+  it('takes the rotated refresh token from an answer whose optional fields are null (read as absent), never refusing it', async () => {
+    endpoint.answerJson(tokenBody(2, { scope: null, expires_in: null }));
+    expect(await makeClient().refresh(previous)).toMatchObject({ refreshToken: `rt_${MARK}_2`, scopes: ['analytics:read'] });
+    endpoint.answerJson(tokenBody(3, { refresh_token: null }));
+    expect((await makeClient().refresh(previous)).refreshToken).toBe(`rt_${MARK}_old`);
+  });
+
   it("keeps the previous TokenSet's scopes when the answer has no scope", async () => {
     const { scope: _, ...body } = tokenBody(2);
     endpoint.answerJson(body);
     expect((await makeClient().refresh(previous)).scopes).toEqual(['analytics:read']);
     expect((await makeClient().refresh(`rt_${MARK}_old`)).scopes).toEqual([]);
+  });
+
+  it('refuses scopes that are not a list of names before sending the refresh token, whose answer cannot be asked for twice', async () => {
+    endpoint.answerJson(tokenBody(2));
+    for (const scopes of ['posts:read', 42, [1]]) {
+      expect(await caught(makeClient().refresh({ ...previous, scopes } as never))).toBeInstanceOf(ValidationError);
+    }
+    expect(endpoint.tokenRequests).toHaveLength(0);
+    expect((await makeClient().refresh({ ...previous, scopes: undefined } as never)).scopes).toEqual(['posts:read', 'posts:write']);
   });
 
   it('raises ReauthorizationRequiredError on invalid_grant', async () => {

@@ -263,6 +263,27 @@ describe('TokenManager with a shared store', () => {
     expect(endpoint.tokenRequests).toHaveLength(1); // the rotated refresh token was not lost
   });
 
+  it('keeps the unsaved refresh token when the app mutates the TokenSet getTokens() gave it meanwhile', async () => {
+    endpoint.answerJson(tokenBody(2));
+    const store = new MemoryTokenStore(expired());
+    let failSet = true;
+    const set = store.set.bind(store);
+    store.set = async (tokens, options) => {
+      if (failSet) throw new Error('store down');
+      return set(tokens, options);
+    };
+    const manager = new TokenManager({ oauth: makeClient(), store });
+    expect(await caught(manager.getAccessToken())).toBeInstanceOf(TokenStoreError);
+    const shown = (await manager.getTokens()) as TokenSet;
+    expect(shown.refreshToken).toBe(`rt_${MARK}_2`);
+    delete shown.refreshToken; // e.g. before showing the tokens to the user
+    shown.accessToken = 'hidden';
+
+    failSet = false;
+    expect(await manager.getAccessToken()).toBe(`at_${MARK}_2`);
+    expect((await store.get())?.refreshToken).toBe(`rt_${MARK}_2`);
+  });
+
   it("passes the store's own typed SDK errors through, so a user can catch them by class", async () => {
     class StoreUnavailable extends PostSchedError {}
     const store = new CountingStore(expired());

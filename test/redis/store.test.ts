@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type TokenSet, ValidationError } from '@postsched/sdk';
+import { TokenManager, type TokenSet, ValidationError } from '@postsched/sdk';
 import { RedisTokenStore, StoredTokensUnreadableError } from '@postsched/sdk/redis';
 import { CLIENT_KINDS, type TestClient } from './redis-clients.js';
 import { type RedisServer, startRedisServer } from './redis-server.js';
@@ -55,6 +55,35 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name', (kind) => {
     } finally {
       await other.close();
     }
+  });
+
+  it('hands out and keeps copies: mutating what get() returned or set() was given changes nothing stored', async () => {
+    const store = new RedisTokenStore({ redis: conn.client, key });
+    const given = tokens('one');
+    await store.set(given);
+    given.accessToken = 'changed after set';
+    given.scopes.push('changed');
+    expect(await store.get()).toEqual(tokens('one'));
+    const got = (await store.get()) as TokenSet;
+    got.accessToken = 'changed after get';
+    delete got.refreshToken;
+    got.scopes.length = 0;
+    expect(await store.get()).toEqual(tokens('one'));
+    // The compare-and-set still decides from what Redis holds.
+    await expect(store.set(tokens('two'), { expectedRefreshToken: tokens('one').refreshToken })).resolves.toBe(true);
+    expect(await store.get()).toEqual(tokens('two'));
+  });
+
+  it('a TokenManager keeps refreshing after the app mutates the TokenSet getTokens() gave it', async () => {
+    const store = new RedisTokenStore({ redis: conn.client, key });
+    await store.set({ ...tokens('one'), expiresAt: Date.now() + 3_600_000 });
+    const manager = new TokenManager({ oauth: { refresh: async () => ({ ...tokens('two'), expiresAt: Date.now() + 3_600_000 }) }, store });
+    expect(await manager.getAccessToken()).toBe(tokens('one').accessToken);
+    const shown = (await manager.getTokens()) as TokenSet;
+    delete shown.refreshToken; // e.g. before showing the tokens to the user
+    shown.accessToken = 'hidden';
+    expect(manager.peekAccessToken()).toBe(tokens('one').accessToken);
+    await expect(manager.forceRefresh(tokens('one').accessToken)).resolves.toBe(tokens('two').accessToken);
   });
 
   it('keeps fields it does not know through a round trip', async () => {
