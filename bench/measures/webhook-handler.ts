@@ -113,9 +113,11 @@ export async function measureWebhookHandler({ quick }: { quick: boolean }): Prom
         'Ours makes two steps per event where the floor makes one SET: the claim (taken, in flight or done, the post\'s ' +
           'newest created_at read in the same script) and, once the handler finished, the done mark. Both are needed: a ' +
           'claim that is its own done mark is what loses an event whose first run fails while a duplicate is answered 2xx. ' +
-          'Calls made while a script of their kind is in flight go together in the next one, so under load each step ' +
-          'costs about what the floor\'s SET does, and the two steps about twice that (two round trips in sequence, and ' +
-          'three Redis calls per step inside the script against one SET).',
+          'Calls made while a script of their kind is in flight go together in the next one. The receiver process is the ' +
+          'limit, not Redis (mostly idle): about 70 µs of its CPU per event against 24 µs for the floor (a V8 profile of ' +
+          '30,000 events: ioredis building and writing the two scripts\' keys and arguments, garbage collection, and the ' +
+          'handler\'s bookkeeping per event: claim id, `created_at` as an instant, two time-bound timers; no single cost ' +
+          'dominates).',
       ],
     };
   } finally {
