@@ -82,6 +82,7 @@ function* slots(
   // two days around a gap the policy moves, can come out of wall-time order).
   const pending: number[] = [];
   let refused: Refusal | undefined;
+  let last = -Infinity; // the slot yielded last: one instant found twice is yielded once
   for (let day = Math.floor(from / DAY) * DAY - 3 * DAY; ; day += DAY) {
     // A Date holds ±8.64e15 ms; past its last day but one there is no next day to read an offset at: the series ends.
     const end = day > 8.64e15 - 2 * DAY;
@@ -91,16 +92,19 @@ function* slots(
         if (typeof at !== 'number') {
           // Under 'reject' every slot keeps its wall-time order, and this one sits where the clocks change.
           if (at[0] > from) refused ??= at;
-        } else if (at > from && !pending.includes(at)) pending.push(at);
+        } else if (at > from) pending.push(at);
       }
       pending.sort((a, b) => a - b);
     }
     const later = end ? Infinity : refused === undefined ? day - DAY : refused[0]; // every slot still to come is at or after this
-    while (pending.length > 0 && pending[0]! < later) {
-      if (count === 0 || pending[0]! > until) return;
+    let next = 0; // read by index and dropped once per day: shift() per slot is quadratic in a long list of times
+    for (; next < pending.length && pending[next]! < later; next++) {
+      if (pending[next] === last) continue;
+      if (count === 0 || pending[next]! > until) return;
       count -= 1;
-      yield new Date(pending.shift()!);
+      yield new Date((last = pending[next]!));
     }
+    pending.splice(0, next);
     if (count === 0 || later > until || end) return;
     if (refused !== undefined) throw new ValidationError(refused[1], ['times']);
   }

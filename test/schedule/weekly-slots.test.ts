@@ -134,6 +134,17 @@ describe('weeklySlots: bounds, duplicates, laziness and the reject policy', () =
     expect(series.map((d) => d.toISOString())).toEqual(['+275760-08-16T00:00:00.000Z', '+275760-08-23T00:00:00.000Z', '+275760-08-30T00:00:00.000Z', '+275760-09-06T00:00:00.000Z']);
   });
 
+  it('a day of times, one a second (86,400 of them): in seconds, every slot once and in order', () => {
+    const times = Array.from({ length: 86_400 }, (_, s) => new Date(s * 1000).toISOString().slice(11, 19));
+    const started = performance.now();
+    const slots = [...weeklySlots({ timeZone: 'Europe/Berlin', days: ALL_DAYS, times, from: new Date('2027-03-27T23:00:00Z'), until: new Date('2027-03-28T22:00:00Z') })];
+    // Sunday 28 March 2027 in Berlin, whose night skips 02:00 to 03:00: those 3,600 times land on 03:00 to 04:00,
+    // each instant yielded once.
+    expect(slots).toHaveLength(86_400 - 3_600);
+    expect(slots.every((d, i) => i === 0 || d > slots[i - 1]!)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(30_000); // 67 s (9 s now): every slot was looked up among the pending ones
+  }, 120_000);
+
   it("'reject': yields every slot before one that does not exist, then throws its ValidationError", () => {
     const series = weeklySlots({ timeZone: 'Europe/Berlin', days: ['sun'], times: ['02:30', '01:00'], from: new Date('2027-03-14T12:00:00Z'), count: 10, disambiguation: 'reject' });
     const seen: string[] = [];
