@@ -84,9 +84,11 @@ function* slots(
   let refused: Refusal | undefined;
   let last = -Infinity; // the slot yielded last: one instant found twice is yielded once
   for (let day = Math.floor(from / DAY) * DAY - 3 * DAY; ; day += DAY) {
-    // A Date holds ±8.64e15 ms; past its last day but one there is no next day to read an offset at: the series ends.
-    const end = day > 8.64e15 - 2 * DAY;
-    if (!end && weekdays.has(new Date(day).getUTCDay())) {
+    // A Date holds ±8.64e15 ms; within 3 days of either end an offset read around a slot (±1 day, ±16 h) can fall
+    // outside it: those days have no slots, and past the last one the series ends.
+    const edge = Math.abs(day) > 8.64e15 - 3 * DAY;
+    const end = edge && day > 0;
+    if (!edge && weekdays.has(new Date(day).getUTCDay())) {
       for (const time of wallTimes) {
         const at = toInstant(offsetAt, day + time, policy, zone);
         if (typeof at !== 'number') {

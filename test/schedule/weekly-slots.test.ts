@@ -134,6 +134,19 @@ describe('weeklySlots: bounds, duplicates, laziness and the reject policy', () =
     expect(series.map((d) => d.toISOString())).toEqual(['+275760-08-16T00:00:00.000Z', '+275760-08-23T00:00:00.000Z', '+275760-08-30T00:00:00.000Z', '+275760-09-06T00:00:00.000Z']);
   });
 
+  it('near either end of what a Date holds, in zones far from UTC: slots, never a RangeError', () => {
+    const everyDay: Weekday[] = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+    // Kiritimati is UTC+14: a slot's wall time there passes the last instant a Date holds before the slot does.
+    const last = [...weeklySlots({ timeZone: 'Pacific/Kiritimati', days: everyDay, times: ['23:59'], from: new Date(8.64e15 - 10 * 864e5), count: 30 })];
+    expect(last.length).toBeGreaterThan(0);
+    expect(last.map((d) => d.toISOString()).at(-1)).toMatch(/^\+275760-09-/);
+    for (const timeZone of ['UTC', 'Europe/Berlin', 'Etc/GMT+12']) {
+      const first = [...weeklySlots({ timeZone, days: everyDay, times: ['00:00', '12:00'], from: new Date(-8.64e15), count: 3 })];
+      expect(first).toHaveLength(3);
+      expect(first.every((d, i) => d.getTime() > -8.64e15 && (i === 0 || d > first[i - 1]!))).toBe(true);
+    }
+  });
+
   it('a day of times, one a second (86,400 of them): in seconds, every slot once and in order', () => {
     const times = Array.from({ length: 86_400 }, (_, s) => new Date(s * 1000).toISOString().slice(11, 19));
     const started = performance.now();
