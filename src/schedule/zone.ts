@@ -58,11 +58,14 @@ export function utc(year: number, month: number, day: number, hours = 0, minutes
 /** "did you mean …?" with the IANA name closest to `name` (or to its city part), when one is close enough. */
 function suggest(name: string): string {
   const key = (text: string) => text.toLowerCase().replaceAll(' ', '_');
+  const asked = key(name);
   let best = '';
   let closest = Math.min(3, name.length / 3);
   for (const zone of Intl.supportedValuesOf?.('timeZone') ?? []) {
     for (const candidate of [zone, zone.slice(zone.lastIndexOf('/') + 1)]) {
-      const found = distance(key(name), key(candidate));
+      // Lengths this far apart are at least this far apart: a long name costs no distance table (1 MB took 80 s).
+      if (Math.abs(asked.length - candidate.length) >= closest) continue;
+      const found = distance(asked, key(candidate));
       if (found < closest) [best, closest] = [zone, found];
     }
   }
