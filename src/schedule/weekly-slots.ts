@@ -53,14 +53,15 @@ export function weeklySlots(options: WeeklySlotsOptions): Generator<Date, void, 
   const offsetAt = offsetsOf(timeZone);
   const policy = checkPolicy(disambiguation);
   const weekdays = new Set(
-    nonEmpty(days, 'days', "['mon', 'wed', 'fri']").map((day, index) =>
+    // Array.from, not map: a hole is read as undefined and refused (map skips it; days: [,] looked for 27 s, then yielded none).
+    Array.from(nonEmpty(days, 'days', "['mon', 'wed', 'fri']"), (day, index) =>
       WEEKDAYS.includes(day) ? WEEKDAYS.indexOf(day) : invalidValue(`days[${index}]`, day, ": use 'mon', 'tue', 'wed', 'thu', 'fri', 'sat' or 'sun'.", ['days', index]),
     ),
   );
-  const wallTimes = [...new Set(nonEmpty(times, 'times', "['09:00', '17:30']").map(parseTime))].sort((a, b) => a - b);
+  const wallTimes = [...new Set(Array.from(nonEmpty(times, 'times', "['09:00', '17:30']"), parseTime))].sort((a, b) => a - b);
   // Without `until`, a missing count is NaN: refused, as a weekly schedule has no end of its own.
   const count = options.count ?? (until === undefined ? NaN : Infinity);
-  if (!(count >= 0 && count === Math.floor(count))) {
+  if (!(count >= 0 && (Number.isInteger(count) || count === Infinity))) {
     invalidValue('count', options.count, ': pass `count` (how many slots, 0 or more) or `until` (a Date), or both; a weekly schedule has no end of its own.');
   }
   return slots(offsetAt, timeZone, policy, weekdays, wallTimes, instant(from, 'from'), until === undefined ? Infinity : instant(until, 'until'), count);
