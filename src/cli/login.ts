@@ -118,8 +118,9 @@ async function serveCallback(
   const done = new Promise<{ tokens: TokenSet } | { error: unknown }>((resolveDone) => (settle = resolveDone));
   let handled = false;
   const server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', redirect.origin);
-    if (req.method !== 'GET' || url.pathname !== redirect.pathname) return page(res, 404, 'Not found', 'This is the postsched login callback.');
+    // Any page the browser shows may send a request here: one whose target is no URL ("//") is not the callback.
+    const url = URL.canParse(req.url ?? '/', redirect.origin) ? new URL(req.url ?? '/', redirect.origin) : undefined;
+    if (req.method !== 'GET' || url?.pathname !== redirect.pathname) return page(res, 404, 'Not found', 'This is the postsched login callback.');
     if (handled || url.searchParams.get('state') !== state) {
       return page(res, 400, 'Not this sign-in', 'This is not the answer to the sign-in postsched login waits for: open the URL it printed.');
     }

@@ -1,6 +1,7 @@
 /** `postsched login` as a child process, against the fake service on 127.0.0.1 (automatic consent here). */
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PostSched, type TokenSet } from '@postsched/sdk';
@@ -65,6 +66,25 @@ describe('postsched login', () => {
     expect(stale.status).toBe(400);
     expect(await browse(login).then((r) => r.status)).toBe(200);
     expect(await login.exited).toBe(0);
+  });
+
+  it('keeps waiting when something sends the callback port a request whose target is no URL ("//")', async () => {
+    const out = join(dir, 'tokens.json');
+    login = startCli(['login', '--redirect-uri', redirectUri, '--out', out], env);
+    await login.waitFor(/Waiting for the redirect/);
+    // What fetch('http://127.0.0.1:<port>//') from any open page sends; it ended the process with a TypeError.
+    const { port } = new URL(redirectUri);
+    const status = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => socket.end('GET // HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n'));
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+      socket.on('close', () => resolve(answer.split('\r\n')[0] ?? ''));
+      socket.on('error', reject);
+    });
+    expect(status).toBe('HTTP/1.1 404 Not Found');
+    expect(await browse(login).then((r) => r.status)).toBe(200);
+    expect(await login.exited).toBe(0);
+    expect(login.stderr()).toBe('');
   });
 
   it('exits 1 with the OAuth error when the user denies, and saves nothing', async () => {
