@@ -76,11 +76,13 @@ export const triggerCommand: Command = {
       throw new CliError(`could not reach ${to.origin}: ${networkError(error)}`);
     }
     const elapsed = Math.round(performance.now() - started);
-    const shown = escapeControl(scrubSecrets(await firstBytes(response), [secret]));
-    const ok = response.status >= 200 && response.status < 300;
+    const [shown, brokeOff] = await firstBytes(response, secret, timeoutMs);
+    if (context.signal.aborted) return EXIT.interrupted;
+    // An answer that broke off is no answer: a service would retry the delivery.
+    const ok = response.status >= 200 && response.status < 300 && brokeOff === '';
     context.out(`${ok ? '✔' : '✘'} ${response.status} ${escapeControl(response.statusText)} in ${elapsed} ms`.trimEnd());
     if (shown !== '') context.out(shown);
-    if (!ok) context.err(`The receiver did not accept the delivery (HTTP ${response.status}); the service would retry it.`);
+    if (!ok) context.err(`The receiver did not accept the delivery (${brokeOff || `HTTP ${response.status}`}); the service would retry it.`);
     return ok ? EXIT.ok : EXIT.failed;
   },
 };
@@ -97,22 +99,30 @@ function parseData(text: string | undefined): Record<string, unknown> {
   return data as Record<string, unknown>;
 }
 
-/** The first bytes of the answer's body as text; the rest is cancelled, never read. */
-async function firstBytes(response: Response): Promise<string> {
-  if (response.body === null) return '';
+/**
+ * The first bytes of the answer's body as text, the secret cut out and control characters escaped; the rest is
+ * cancelled, never read. With it, why the body broke off (an error, or no more of it within the time-out), or ''.
+ */
+async function firstBytes(response: Response, secret: string, timeoutMs: number): Promise<[shown: string, brokeOff: string]> {
+  if (response.body === null) return ['', ''];
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
+  let broken = '';
   try {
-    while (size < SHOWN_BYTES) {
+    // The secret's length more than is shown, so that one starting in the shown part is cut out whole.
+    while (size < SHOWN_BYTES + secret.length) {
       const { done, value } = await reader.read();
       if (done) break;
       chunks.push(value);
       size += value.byteLength;
     }
+  } catch (error) {
+    const timedOut = error instanceof Error && error.name === 'TimeoutError';
+    broken = `its answer broke off: ${escapeControl(timedOut ? `no more of it within ${timeoutMs / 1000} s` : networkError(error))}`;
   } finally {
     await reader.cancel().catch(() => undefined);
   }
-  const text = new TextDecoder().decode(Buffer.concat(chunks).subarray(0, SHOWN_BYTES)).trim();
-  return size > SHOWN_BYTES ? `${text}…` : text;
+  const text = scrubSecrets(new TextDecoder().decode(Buffer.concat(chunks)), [secret]).trim();
+  return [escapeControl(text.length > SHOWN_BYTES ? `${text.slice(0, SHOWN_BYTES)}…` : text), broken];
 }

@@ -92,6 +92,48 @@ describe('postsched trigger', () => {
     );
   });
 
+  /** A receiver that answers with `answer(res)` whatever it is sent. */
+  async function rawReceiver(answer: (res: import('node:http').ServerResponse) => void): Promise<string> {
+    server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => answer(res));
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`;
+  }
+
+  it('exits 1 without a stack trace when the answer breaks off, or stalls past --timeout, after its status', async () => {
+    const dropped = await rawReceiver((res) => {
+      res.writeHead(200, { 'content-length': '1000' }).write('partial');
+      setTimeout(() => res.socket?.destroy(), 50);
+    });
+    const broken = await runCli(['trigger', 'post.failed', '--to', dropped, '--secret', SECRET]);
+    expect(broken.code).toBe(1);
+    expect(broken.stdout).toMatch(/✘ 200 OK in \d+ ms\npartial\n$/);
+    expect(broken.stderr).toMatch(/^The receiver did not accept the delivery \(its answer broke off: \S+\); the service would retry it\.\n$/);
+    server!.closeAllConnections();
+    await new Promise((resolve) => server!.close(resolve));
+
+    const trickling = await rawReceiver((res) => {
+      res.writeHead(200).write('a');
+      const timer = setInterval(() => res.write('b'), 50);
+      res.on('close', () => clearInterval(timer));
+    });
+    const stalled = await runCli(['trigger', 'post.failed', '--to', trickling, '--secret', SECRET, '--timeout', '0.5']);
+    expect(stalled.code).toBe(1);
+    expect(stalled.stdout).toMatch(/✘ 200 OK in \d+ ms\nab+\n$/);
+    expect(stalled.stderr).toBe('The receiver did not accept the delivery (its answer broke off: no more of it within 0.5 s); the service would retry it.\n');
+  });
+
+  it('never shows a part of the secret where the shown start of the answer is cut', async () => {
+    const secret = 'whsec_a_long_signing_secret_0123456789';
+    const url = await rawReceiver((res) => res.writeHead(500).end(`${'x'.repeat(490)}${secret}`));
+    const { code, output } = await runCli(['trigger', 'post.failed', '--to', url, '--secret', secret]);
+    expect(code).toBe(1);
+    expect(output).not.toContain(secret.slice(0, 10));
+    expect(output).toContain(`${'x'.repeat(490)}[redacted]`);
+  });
+
   it('exits 1 with one line when nothing listens there, or nothing answers in time', async () => {
     const refused = await runCli(['trigger', 'post.failed', '--to', 'http://127.0.0.1:9/webhooks', '--secret', SECRET]);
     expect(refused.code).toBe(1);
