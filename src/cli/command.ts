@@ -75,6 +75,8 @@ export function httpUrl(name: string, value: string): URL {
     throw new UsageError(`--${name} must be an absolute URL such as http://127.0.0.1:3000/webhooks; got ${JSON.stringify(value.slice(0, 200))}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--${name} must be an http or https URL; got ${url.protocol}`);
+  // fetch refuses a URL with credentials, and the URL is printed: refused here, without echoing them.
+  if (url.username !== '' || url.password !== '') throw new UsageError(`--${name} must not hold a user name or password (user:pass@); got ${url.origin}`);
   return url;
 }
 

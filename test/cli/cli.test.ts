@@ -37,6 +37,8 @@ describe('postsched', () => {
     [['mock', '--port', 'eighty'], /^postsched mock: --port must be a port number from 0 to 65535; got "eighty"/],
     [['mock', '--profile', 'everything'], /^postsched mock: --profile must be one of full, minimal, noisy; got "everything"/],
     [['mock', '--webhook-url', 'localhost:3000'], /^postsched mock: --webhook-url must be an http or https URL; got localhost:/],
+    // Every delivery would fail (fetch refuses credentials), and the mock printed the URL, password and all.
+    [['mock', '--webhook-url', 'http://hook:pa55word@127.0.0.1:3000/webhooks'], /^postsched mock: --webhook-url must not hold a user name or password \(user:pass@\); got http:\/\/127\.0\.0\.1:3000\n/],
     [['trigger'], /^postsched trigger: name the event: postsched trigger <event> --to <url>/],
   ])('postsched %j is a usage error: one message, exit 2, no stack trace', async (args, message) => {
     const { code, stdout, stderr } = await runCli(args);

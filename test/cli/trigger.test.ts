@@ -153,11 +153,14 @@ describe('postsched trigger', () => {
     [['post.failed', '--to', 'http://127.0.0.1:9/', '--data', '{id:1}'], /--data is not valid JSON/],
     [['post.failed', '--to', 'http://127.0.0.1:9/', '--data', '[1]'], /--data must be a JSON object/],
     [['post.failed', '--to', 'http://127.0.0.1:9/', '--secret', SECRET, '--timeout', '0'], /--timeout must be a number of seconds/],
+    // fetch refuses it; it was printed, password and all, twice.
+    [['post.failed', '--to', 'http://hook:pa55word@127.0.0.1:9/'], /^postsched trigger: --to must not hold a user name or password \(user:pass@\); got http:\/\/127\.0\.0\.1:9\n/],
   ])('postsched trigger %j is a usage error (exit 2)', async (args, message) => {
-    const { code, stderr } = await runCli(['trigger', ...args], { POSTSCHED_WEBHOOK_SECRET: SECRET });
+    const { code, stdout, stderr } = await runCli(['trigger', ...args], { POSTSCHED_WEBHOOK_SECRET: SECRET });
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
     expect(stderr).not.toMatch(STACK);
+    expect(`${stdout}${stderr}`).not.toContain('pa55word');
   });
 
   it('needs a secret: --secret or POSTSCHED_WEBHOOK_SECRET', async () => {
