@@ -278,7 +278,8 @@ export async function main(config: Config = configFromEnv(), out: Output = proce
   }
 }
 
-// Run only when executed directly, not when imported (by your app or a test).
+// Run only when executed directly, not when imported (by your app or a test). Not a top-level await: it fails in a
+// CommonJS project (npm init's default); an error main() does not handle still ends the process with its stack.
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  await main();
+  void main();
 }
