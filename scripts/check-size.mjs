@@ -84,6 +84,10 @@
 //   expires_in (+0.09), fallback scopes checked before the request (+0.06), an empty `iss` refused (+0.02), the bound
 //   on refused writes (+0.07): ceilings 30.5 KB and 28.9 KB. Merged with the reviews of the request path and the
 //   webhooks (above): main entry 30.63 KB, server app 29.02 KB: ceilings 30.65 KB and 29.05 KB.
+// - Review of the edges (branch review-edges): schedule entry 2.76 → 2.83 KB (stubbed 2.52 → 2.59 KB), +0.07 KB for
+//   four weeklySlots / zone fixes: slots read by index with a duplicate skipped in order (linear in a long list of
+//   times), the days near either end of a Date skipped, a long unknown zone name not measured letter by letter, holes
+//   and a BigInt count refused: ceilings 2.85 and 2.6 KB.
 import { relative } from 'node:path';
 import { bundleBreakdown, bundleSize, buildWithSourceMaps, DEPENDENCIES, groupOf, STUB_ERROR_CLASSES, USER_BUNDLES } from './bundle-size.mjs';
 
@@ -110,8 +114,8 @@ const rows = [
   // Issue 23's target: the whole schedule entry ≤ 1.5 KB. Its one import from the rest of the SDK is ValidationError,
   // which ships every error class until issue 22 makes them tree-shakable: the second row is the entry with them
   // replaced by a minimal class, so what the schedule code itself costs stays visible.
-  { label: 'schedule entry (export *)', file: 'dist/schedule/index.js', target: 1.5 * KB, ceiling: 2.8 * KB },
-  { label: '  the same, error classes stubbed (see issue 22)', file: 'dist/schedule/index.js', plugins: [STUB_ERROR_CLASSES], ceiling: 2.55 * KB },
+  { label: 'schedule entry (export *)', file: 'dist/schedule/index.js', target: 1.5 * KB, ceiling: 2.85 * KB },
+  { label: '  the same, error classes stubbed (see issue 22)', file: 'dist/schedule/index.js', plugins: [STUB_ERROR_CLASSES], ceiling: 2.6 * KB },
 ];
 
 const kb = (bytes) => `${(bytes / KB).toFixed(2)} KB`;
