@@ -33,15 +33,19 @@ export interface NormalizeContext {
  * `expires_in` below 0 or past any number (clamped, as `toTokenSet` clamps the rest).
  */
 export function forProcessing(response: Response): Response {
+  const { status } = response;
   let body: unknown;
   try {
-    body = response.status === 200 ? JSON.parse(responseText(response)) : undefined;
+    body = status === 200 || (status > 399 && status < 500) ? JSON.parse(responseText(response)) : undefined;
   } catch {}
   if (!isRecord(body)) return response;
   const { id_token: _, ...rest } = body;
   for (const name of ['expires_in', 'refresh_token', 'scope']) if (rest[name] === null) delete rest[name];
   const expiresIn = typeof rest['expires_in'] === 'string' ? parseFloat(rest['expires_in']) : rest['expires_in'];
   if (typeof expiresIn === 'number' && (expiresIn < 0 || expiresIn === Infinity)) rest['expires_in'] = Math.max(0, Math.min(expiresIn, MAX_EXPIRES_IN_SECONDS));
+  // A JSON object is read whatever its content type, a §5.2 error body as a §5.1 answer (oauth4webapi checks the type on
+  // errors only). The headers are bufferResponse's own copy, so they can be set.
+  response.headers.set('content-type', 'application/json');
   return new Response(JSON.stringify(rest), response);
 }
 

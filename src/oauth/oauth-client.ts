@@ -11,6 +11,7 @@ import { mapCallbackError, mapRequestError, mapResponseError, type Grant } from 
 import { forProcessing, toTokenSet } from './normalize.js';
 import { checkScopes } from './scopes.js';
 import { createTokenFetch, type FetchLike } from './token-fetch.js';
+import { userAgent } from '../http/user-agent.js';
 import type { Scope, TokenSet } from './types.js';
 import { integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction } from '../invalid-option.js';
 
@@ -120,10 +121,13 @@ export class OAuthClient {
       token_endpoint: `${base.href}/oauth/token`,
     };
     this.#client = { client_id: options.clientId };
+    const agent = userAgent(undefined);
     this.#requestOptions = {
       [oauth.customFetch]: createTokenFetch(options.fetch, timeoutMs),
       // Checked above: only a loopback http base URL gets here with http.
       [oauth.allowInsecureRequests]: base.insecureLoopback,
+      // The SDK's User-Agent, as on API calls (oauth4webapi would name itself); none in a browser.
+      ...(agent && { headers: { 'user-agent': agent } }),
     };
     // Shown by console.log / util.inspect: everything but the secret.
     inspectAs(this, () => `OAuthClient { baseUrl: '${this.baseUrl}', clientId: '${this.clientId}', redirectUri: '${this.redirectUri}', clientSecret: [redacted] }`);

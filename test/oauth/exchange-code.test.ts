@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { HttpResponse, delay, http } from 'msw';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -167,6 +168,19 @@ describe('OAuthClient.exchangeCode: the token request', () => {
       redirect_uri: REDIRECT_URI,
       code_verifier: pending.codeVerifier,
     });
+  });
+
+  it("says the SDK's User-Agent on token requests, as on every other request (README, Observability)", async () => {
+    const agents: Array<string | null> = [];
+    endpoint.onToken(({ request }) => {
+      agents.push(request.headers.get('user-agent'));
+      return HttpResponse.json(tokenBody(1));
+    });
+    const { oauth, pending, callback } = await start();
+    await oauth.exchangeCode(callback, pending);
+    await oauth.refresh(`rt_${MARK}_1`);
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(agents).toEqual(Array(2).fill(`postsched-sdk/${version} node/${process.versions.node}`));
   });
 
   it('refuses checks.scopes that are not a list of names before the code is sent (a code is used once)', async () => {

@@ -1,3 +1,4 @@
+import { HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { OAuthError, ReauthorizationRequiredError, ValidationError } from '@postsched/sdk';
 import { CLIENT_ID, CLIENT_SECRET, MARK, caught, expectNoSecretsInCollectedErrors, makeClient, tokenBody, useTokenEndpoint } from './helpers.js';
@@ -65,6 +66,18 @@ describe('OAuthClient.refresh', () => {
     expect(error).toBeInstanceOf(ReauthorizationRequiredError);
     expect(error).toBeInstanceOf(OAuthError);
     expect(error).toMatchObject({ reason: 'invalid_grant', error: 'invalid_grant', error_description: 'refresh token revoked', status: 400 });
+  });
+
+  it('reads an RFC 6749 §5.2 error body whatever its content type says, as it reads a token answer', async () => {
+    // A server that labels its JSON text/plain (or not at all) still means invalid_grant: the user must sign in again.
+    for (const headers of [{ 'content-type': 'text/plain;charset=UTF-8' }, {} as Record<string, string>]) {
+      endpoint.onToken(() => new HttpResponse(JSON.stringify({ error: 'invalid_grant', error_description: 'refresh token revoked' }), { status: 400, headers }));
+      const error = await caught(makeClient().refresh(previous));
+      expect(error).toBeInstanceOf(ReauthorizationRequiredError);
+      expect(error).toMatchObject({ error: 'invalid_grant', error_description: 'refresh token revoked', status: 400 });
+    }
+    endpoint.onToken(() => new HttpResponse(JSON.stringify({ error: 'invalid_client' }), { status: 401, headers: { 'content-type': 'text/plain' } }));
+    expect(await caught(makeClient().refresh(previous))).toMatchObject({ name: 'OAuthError', error: 'invalid_client', status: 401 });
   });
 
   it('raises a plain OAuthError for other refresh errors', async () => {
