@@ -11,7 +11,7 @@
  * Every command is bounded by `commandTimeoutMs` and every failure becomes a `TokenStoreUnavailableError`.
  */
 import { ValidationError } from '../errors.js';
-import { sanitizeCause } from '../scrub.js';
+import { sanitizeCause, scrubStoreMessage } from '../scrub.js';
 import { CrossSlotError, type RedisTokenStoreOperation, TokenStoreUnavailableError } from './errors.js';
 
 /**
@@ -181,8 +181,9 @@ function firstKey(args: string[]): string | undefined {
 /**
  * A copy of the client's error (name, scrubbed message and stack, code: the secrets module's copy). Never the error
  * itself: ioredis puts the command and its arguments (our token JSON) on `error.command`, and node-redis errors can
- * hold the socket.
+ * hold the socket. Scrubbed as a token store's message: the server itself may quote the arguments back (an unknown
+ * command: "with args beginning with: …", cut after 128 characters, inside a token too).
  */
 function safeCause(error: unknown): Error {
-  return sanitizeCause(error) ?? new Error(`Redis client failed with a non-Error value (${typeof error})`);
+  return sanitizeCause(error, 0, [], scrubStoreMessage) ?? new Error(`Redis client failed with a non-Error value (${typeof error})`);
 }
