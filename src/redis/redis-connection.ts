@@ -109,16 +109,21 @@ export class RedisConnection<Operation extends string = RedisTokenStoreOperation
     return this.#bounded(operation, () => this.#send(args));
   }
 
-  /** Runs a script by its SHA-1; on NOSCRIPT (a restarted or flushed server) sends its source once. */
+  /**
+   * Runs a script by its SHA-1; on NOSCRIPT (a restarted or flushed server) sends its source once. An integer reply
+   * is a number, also from a client set to give numbers as strings (ioredis `stringNumbers`).
+   */
   script(operation: Operation, script: RedisScript, keys: string[], args: string[]): Promise<unknown> {
     return this.#bounded(operation, async () => {
       const tail = [String(keys.length), ...keys, ...args];
+      let reply: unknown;
       try {
-        return await this.#send(['EVALSHA', await script.sha1, ...tail]);
+        reply = await this.#send(['EVALSHA', await script.sha1, ...tail]);
       } catch (error) {
         if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-        return await this.#send(['EVAL', script.source, ...tail]);
+        reply = await this.#send(['EVAL', script.source, ...tail]);
       }
+      return typeof reply === 'string' && /^-?\d+$/.test(reply) ? Number(reply) : reply;
     });
   }
 
