@@ -161,21 +161,30 @@ function toSend(client: unknown): { send: Send; isCluster: boolean } {
   const candidate = client as Record<string, unknown>;
   if (typeof candidate['call'] === 'function') {
     const ioredis = client as IORedisClientLike;
-    return { send: (args) => ioredis.call(args[0] as string, ...args.slice(1)), isCluster: candidate['isCluster'] === true };
+    return { send: (args) => promised(ioredis.call(args[0] as string, ...args.slice(1))), isCluster: candidate['isCluster'] === true };
   }
   if (typeof candidate['sendCommand'] === 'function') {
     if ('masters' in candidate) {
       const cluster = client as NodeRedisClusterLike;
-      return { send: (args) => cluster.sendCommand(firstKey(args), false, args), isCluster: true };
+      return { send: (args) => promised(cluster.sendCommand(firstKey(args), false, args)), isCluster: true };
     }
     const nodeRedis = client as NodeRedisClientLike;
-    return { send: (args) => nodeRedis.sendCommand(args), isCluster: false };
+    return { send: (args) => promised(nodeRedis.sendCommand(args)), isCluster: false };
   }
   throw new ValidationError(
     '`redis` must be an ioredis client (new Redis()) or a node-redis client (createClient()): it has neither ' +
       '`call` nor `sendCommand`.',
     ['redis'],
   );
+}
+
+/**
+ * The client's answer, which must be a promise: a node-redis client in legacy mode (node-redis 4's `legacyMode: true`,
+ * 5's `.legacy()`) takes a callback and returns nothing, which would read as "no tokens stored".
+ */
+function promised(reply: Promise<unknown>): Promise<unknown> {
+  if (typeof (reply as Partial<Promise<unknown>> | undefined)?.then === 'function') return reply;
+  throw new Error('the client returned no promise: a node-redis client in legacy mode? Pass the promise client (node-redis 4 in legacyMode: client.v4)');
 }
 
 /** The key a command names first: `EVALSHA sha numkeys key …` → key; `GET key`, `MGET key …`, `SET key …` → key. */
