@@ -70,8 +70,8 @@ export function redact(text: string): string {
   return REDACTIONS.reduce((acc, [pattern, replacement]) => acc.replace(pattern, replacement), text);
 }
 
-/** `"accessToken": "…"`, `refreshToken=…`: the TokenSet's own field names, as a store may serialize them. */
-const TOKEN_FIELDS = /("?(?:accessToken|refreshToken)"?\s*[:=]\s*)("[^"]*"|[^\s,;&"'}]+)/gi;
+/** `"accessToken": "…"`, `refreshToken=…`: the TokenSet's field names, as a store may serialize them (or quote them cut short). */
+const TOKEN_FIELDS = /("?(?:accessToken|refreshToken)"?\s*[:=]\s*)("[^"]*"?|[^\s,;&"'}]+)/gi;
 /** A run of 20+ token characters holding a digit: what an opaque token looks like, and few words do. */
 const OPAQUE = /(?=[\w~+/.=-]*\d)[\w~+/.=-]{20,}/g;
 
@@ -131,22 +131,23 @@ export function findCode(error: unknown, depth = 0): string | undefined {
 /**
  * A copy of an error's chain keeping only name, message and stack (scrubbed), `code`, `syscall` and `errno`: the
  * original may reference the request, whose headers hold the access token, or (a Redis client's) the command.
+ * `clean`: how texts are scrubbed; `scrubStoreMessage` for a token store's client, whose server may echo the tokens.
  */
-export function sanitizeCause(error: unknown, depth = 0, secrets: Secrets = []): Error | undefined {
+export function sanitizeCause(error: unknown, depth = 0, secrets: Secrets = [], clean: (text: string, secrets: Secrets) => string = scrub): Error | undefined {
   if (!(error instanceof Error) || depth > 8) return undefined;
   const nested = Array.isArray((error as { errors?: unknown }).errors)
-    ? ((error as AggregateError).errors.map((e) => sanitizeCause(e, depth + 1, secrets)).filter((e) => e !== undefined) as Error[])
+    ? ((error as AggregateError).errors.map((e) => sanitizeCause(e, depth + 1, secrets, clean)).filter((e) => e !== undefined) as Error[])
     : undefined;
-  const cause = sanitizeCause(error.cause, depth + 1, secrets);
+  const cause = sanitizeCause(error.cause, depth + 1, secrets, clean);
   const copy =
     nested === undefined
-      ? new Error(scrub(String(error.message), secrets), cause === undefined ? {} : { cause })
-      : new AggregateError(nested, scrub(String(error.message), secrets), cause === undefined ? {} : { cause });
-  Object.defineProperty(copy, 'name', { value: scrub(String(error.name), secrets), enumerable: false, configurable: true, writable: true });
-  if (typeof error.stack === 'string') copy.stack = scrub(error.stack, secrets);
+      ? new Error(clean(String(error.message), secrets), cause === undefined ? {} : { cause })
+      : new AggregateError(nested, clean(String(error.message), secrets), cause === undefined ? {} : { cause });
+  Object.defineProperty(copy, 'name', { value: clean(String(error.name), secrets), enumerable: false, configurable: true, writable: true });
+  if (typeof error.stack === 'string') copy.stack = clean(error.stack, secrets);
   for (const key of ['code', 'syscall', 'errno'] as const) {
     const value = (error as unknown as Record<string, unknown>)[key];
-    if (typeof value === 'number' || (typeof value === 'string' && value.length <= 64)) Object.assign(copy, { [key]: typeof value === 'string' ? scrub(value, secrets) : value });
+    if (typeof value === 'number' || (typeof value === 'string' && value.length <= 64)) Object.assign(copy, { [key]: typeof value === 'string' ? clean(value, secrets) : value });
   }
   return copy;
 }

@@ -185,9 +185,9 @@ class UserTokenManager extends TokenManager {
  */
 export class UserClients {
   /**
-   * Waits for every cached user's token calls in flight (their refreshes complete and are stored), then empties the
-   * cache; later calls to `client`, `manager` and `connect` throw. Nothing else is closed: the Redis client (or
-   * database) behind the stores is yours.
+   * Waits for every user's token calls in flight, those of a dropped user whose client a request still holds included
+   * (their refreshes complete and are stored), then empties the cache; later calls to `client`, `manager` and
+   * `connect` throw. Nothing else is closed: the Redis client (or database) behind the stores is yours.
    *
    * @example
    * await using users = new UserClients({ oauth, baseUrl }) // disposed when the scope ends
@@ -415,9 +415,9 @@ export class UserClients {
     }
   }
 
-  /** Resolves once `user` has no token call in flight. */
-  #idle(user: UserTokenManager): Promise<void> {
-    if (user.busy === 0) return Promise.resolve();
+  /** Resolves once `user` has no token call in flight (at once for a manager already reclaimed). */
+  #idle(user: UserTokenManager | undefined): Promise<void> {
+    if (!user?.busy) return Promise.resolve();
     return new Promise((resolve) => {
       const waiting = this.#waiting.get(user);
       if (waiting === undefined) this.#waiting.set(user, [resolve]);
@@ -427,7 +427,9 @@ export class UserClients {
 
   async #dispose(): Promise<void> {
     this.#disposed = true;
-    await Promise.all([...this.#users.values()].map((user) => this.#idle(user)));
+    // The dropped managers still in use too: a request that held a client may be refreshing through one.
+    const dropped = [...(this.#dropped?.values() ?? [])].map((ref) => ref.deref());
+    await Promise.all([...this.#users.values(), ...dropped].map((user) => this.#idle(user)));
     this.#users.clear();
     this.#dropped?.clear();
   }

@@ -11,7 +11,7 @@
  * Every command is bounded by `commandTimeoutMs` and every failure becomes a `TokenStoreUnavailableError`.
  */
 import { ValidationError } from '../errors.js';
-import { sanitizeCause } from '../scrub.js';
+import { sanitizeCause, scrubStoreMessage } from '../scrub.js';
 import { CrossSlotError, type RedisTokenStoreOperation, TokenStoreUnavailableError } from './errors.js';
 
 /**
@@ -109,16 +109,21 @@ export class RedisConnection<Operation extends string = RedisTokenStoreOperation
     return this.#bounded(operation, () => this.#send(args));
   }
 
-  /** Runs a script by its SHA-1; on NOSCRIPT (a restarted or flushed server) sends its source once. */
+  /**
+   * Runs a script by its SHA-1; on NOSCRIPT (a restarted or flushed server) sends its source once. An integer reply
+   * is a number, also from a client set to give numbers as strings (ioredis `stringNumbers`).
+   */
   script(operation: Operation, script: RedisScript, keys: string[], args: string[]): Promise<unknown> {
     return this.#bounded(operation, async () => {
       const tail = [String(keys.length), ...keys, ...args];
+      let reply: unknown;
       try {
-        return await this.#send(['EVALSHA', await script.sha1, ...tail]);
+        reply = await this.#send(['EVALSHA', await script.sha1, ...tail]);
       } catch (error) {
         if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-        return await this.#send(['EVAL', script.source, ...tail]);
+        reply = await this.#send(['EVAL', script.source, ...tail]);
       }
+      return typeof reply === 'string' && /^-?\d+$/.test(reply) ? Number(reply) : reply;
     });
   }
 
@@ -156,21 +161,30 @@ function toSend(client: unknown): { send: Send; isCluster: boolean } {
   const candidate = client as Record<string, unknown>;
   if (typeof candidate['call'] === 'function') {
     const ioredis = client as IORedisClientLike;
-    return { send: (args) => ioredis.call(args[0] as string, ...args.slice(1)), isCluster: candidate['isCluster'] === true };
+    return { send: (args) => promised(ioredis.call(args[0] as string, ...args.slice(1))), isCluster: candidate['isCluster'] === true };
   }
   if (typeof candidate['sendCommand'] === 'function') {
     if ('masters' in candidate) {
       const cluster = client as NodeRedisClusterLike;
-      return { send: (args) => cluster.sendCommand(firstKey(args), false, args), isCluster: true };
+      return { send: (args) => promised(cluster.sendCommand(firstKey(args), false, args)), isCluster: true };
     }
     const nodeRedis = client as NodeRedisClientLike;
-    return { send: (args) => nodeRedis.sendCommand(args), isCluster: false };
+    return { send: (args) => promised(nodeRedis.sendCommand(args)), isCluster: false };
   }
   throw new ValidationError(
     '`redis` must be an ioredis client (new Redis()) or a node-redis client (createClient()): it has neither ' +
       '`call` nor `sendCommand`.',
     ['redis'],
   );
+}
+
+/**
+ * The client's answer, which must be a promise: a node-redis client in legacy mode (node-redis 4's `legacyMode: true`,
+ * 5's `.legacy()`) takes a callback and returns nothing, which would read as "no tokens stored".
+ */
+function promised(reply: Promise<unknown>): Promise<unknown> {
+  if (typeof (reply as Partial<Promise<unknown>> | undefined)?.then === 'function') return reply;
+  throw new Error('the client returned no promise: a node-redis client in legacy mode? Pass the promise client (node-redis 4 in legacyMode: client.v4)');
 }
 
 /** The key a command names first: `EVALSHA sha numkeys key …` → key; `GET key`, `MGET key …`, `SET key …` → key. */
@@ -181,8 +195,9 @@ function firstKey(args: string[]): string | undefined {
 /**
  * A copy of the client's error (name, scrubbed message and stack, code: the secrets module's copy). Never the error
  * itself: ioredis puts the command and its arguments (our token JSON) on `error.command`, and node-redis errors can
- * hold the socket.
+ * hold the socket. Scrubbed as a token store's message: the server itself may quote the arguments back (an unknown
+ * command: "with args beginning with: …", cut after 128 characters, inside a token too).
  */
 function safeCause(error: unknown): Error {
-  return sanitizeCause(error) ?? new Error(`Redis client failed with a non-Error value (${typeof error})`);
+  return sanitizeCause(error, 0, [], scrubStoreMessage) ?? new Error(`Redis client failed with a non-Error value (${typeof error})`);
 }

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TokenSet } from '@postsched/sdk';
+import { Redis } from 'ioredis';
 import { LockLostError, LockTimeoutError, RedisTokenStore } from '@postsched/sdk/redis';
 import { CLIENT_KINDS, type TestClient } from './redis-clients.js';
 import { type RedisServer, startRedisServer } from './redis-server.js';
@@ -195,5 +196,36 @@ describe.each(CLIENT_KINDS)('RedisTokenStore.lock with $name', (kind) => {
     await store.lock(() => store.set(tokens('b')));
     expect(await store.get()).toEqual(tokens('b'));
     expect(await conn().raw('EXISTS', `${key}:lock`)).toBe(0);
+  });
+});
+
+describe('RedisTokenStore with an ioredis client that returns numbers as strings (stringNumbers)', () => {
+  it('writes inside the lock, compare-and-sets, and extends the lock of a live holder', async () => {
+    const client = new Redis(server.url, { stringNumbers: true });
+    const other = new Redis(server.url);
+    try {
+      const key = `postsched:test:${crypto.randomUUID()}`;
+      const store = new RedisTokenStore({ redis: client, key, lockTtlMs: 150 });
+      await store.lock(() => store.set(tokens('a'))); // a written script reply "1" is a write, not a lost lock
+      expect(await store.set(tokens('b'), { expectedRefreshToken: 'rt-a' })).toBe(true);
+      expect(await store.set(tokens('c'), { expectedRefreshToken: 'rt-a' })).toBe(false);
+      const waiter = new RedisTokenStore({ redis: other, key, lockWaitMs: 0 });
+      await store.lock(async () => {
+        let extensions = 0;
+        let last = Number(await other.call('PTTL', `${key}:lock`));
+        while (extensions < 6) {
+          const now = Number(await other.call('PTTL', `${key}:lock`));
+          expect(now).toBeGreaterThan(0);
+          if (now > last) extensions++;
+          last = now;
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        await expect(waiter.lock(async () => 'got in')).rejects.toBeInstanceOf(LockTimeoutError);
+      });
+      expect(await store.get()).toEqual(tokens('b'));
+    } finally {
+      client.disconnect();
+      other.disconnect();
+    }
   });
 });

@@ -1,7 +1,8 @@
 import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TokenManager, type TokenSet, ValidationError } from '@postsched/sdk';
-import { RedisTokenStore, StoredTokensUnreadableError } from '@postsched/sdk/redis';
+import { createClient } from 'redis';
+import { RedisTokenStore, StoredTokensUnreadableError, TokenStoreUnavailableError } from '@postsched/sdk/redis';
 import { CLIENT_KINDS, type TestClient } from './redis-clients.js';
 import { type RedisServer, startRedisServer } from './redis-server.js';
 
@@ -210,6 +211,21 @@ describe('RedisTokenStore options', () => {
 
   it('rejects a client that is neither ioredis nor node-redis', () => {
     expect(() => new RedisTokenStore({ redis: {} as never, key: 'k' })).toThrow(/ioredis client .* node-redis client/);
+  });
+
+  it('fails saying so, never reading "no tokens", with a node-redis client in legacy mode (callbacks, no promise)', async () => {
+    const client = await createClient({ url: server.url }).on('error', () => {}).connect();
+    try {
+      const key = `postsched:test:${crypto.randomUUID()}`;
+      await new RedisTokenStore({ redis: client, key }).set(tokens('a'));
+      // node-redis 4's `legacyMode: true` (which connect-redis 6 asked for) or 5's `.legacy()`: sendCommand returns nothing.
+      const store = new RedisTokenStore({ redis: client.legacy() as never, key });
+      const error = await store.get().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TokenStoreUnavailableError);
+      expect(String((error as Error).cause)).toMatch(/no promise.*legacy/);
+    } finally {
+      client.destroy();
+    }
   });
 
   it('takes a cluster client (node-redis createCluster, ioredis Cluster) only with a hash tag in the key', () => {

@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { TokenSet } from '@postsched/sdk';
+import { TokenManager, type TokenSet } from '@postsched/sdk';
 import { RedisTokenStore, TokenStoreUnavailableError } from '@postsched/sdk/redis';
 import { CLIENT_KINDS, type TestClient } from './redis-clients.js';
 import { type RedisServer, startRedisServer } from './redis-server.js';
@@ -92,5 +92,24 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name when Redis is down or sl
     expect(error).toMatchObject({ operation: 'set' });
     expect(String((error as Error).cause)).toContain('WRONGTYPE');
     expectNoSecrets(error);
+  });
+
+  it('keeps the tokens out of the error when Redis refuses the script command and quotes its arguments back', async () => {
+    // A Redis hardened with `rename-command EVALSHA ""` answers "unknown command 'EVALSHA', with args beginning
+    // with: …": the first 128 characters of the arguments, the stored token JSON among them, cut anywhere.
+    await conn.close();
+    await server.stop();
+    server = await startRedisServer(['--rename-command', 'EVALSHA', '""']);
+    conn = await kind.connect(server.url);
+    for (const key of ['k', `postsched:test:${crypto.randomUUID()}`]) {
+      const store = new RedisTokenStore({ redis: conn.client, key });
+      await store.set({ ...TOKENS, expiresAt: 0 });
+      const refresh = async () => ({ ...TOKENS, accessToken: 'at-secret-new' });
+      const manager = new TokenManager({ oauth: { refresh }, store, storeTimeoutMs: 100 }); // the save is not retried for long
+      const error = await manager.getAccessToken().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TokenStoreUnavailableError);
+      expect(String((error as Error).cause)).toContain('unknown command');
+      expectNoSecrets(error);
+    }
   });
 });

@@ -208,6 +208,28 @@ describe('UserClients: the cache', () => {
     await users[Symbol.asyncDispose](); // twice is fine
   });
 
+  it('[Symbol.asyncDispose]() also waits for the refresh of a user the cache dropped while a request held their client', async () => {
+    const rig = createRig();
+    const { users, stores } = setUp(rig, { maxUsers: 1 });
+    const tokens = rig.tokensFor('alice');
+    await users.connect('alice', tokens);
+    const held = users.client('alice'); // a request on its way, not yet at its token call
+    await users.connect('bob', rig.tokensFor('bob', false)); // past maxUsers: alice is dropped
+    const gate = deferred();
+    rig.gate = gate.promise;
+    const call = held.accounts.list().toArray();
+    await flushIO();
+    expect(rig.refreshes.get('alice')).toBe(1); // in flight, held at the gate
+    let disposed = false;
+    const disposing = users[Symbol.asyncDispose]().then(() => (disposed = true));
+    await flushIO();
+    expect(disposed).toBe(false); // the app would close the store's Redis next: the new refresh token must be saved first
+    gate.resolve();
+    rig.gate = undefined;
+    await Promise.all([call, disposing]);
+    expect((await stores.get('alice')?.get())?.refreshToken).not.toBe(tokens.refreshToken);
+  });
+
   it('works with `await using`', async () => {
     const rig = createRig();
     let outside: UserClients | undefined;
