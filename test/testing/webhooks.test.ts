@@ -153,7 +153,8 @@ describe.each(MODES)('lifecycle and webhooks over %s', (mode) => {
   });
 
   it('times out a receiver that does not answer and retries it', async () => {
-    await setup(undefined, { backoffMs: 1_000, timeoutMs: 50 });
+    // 500 ms: the hanging attempt waits it out; the answering one must not time out on a loaded machine.
+    await setup(undefined, { backoffMs: 1_000, timeoutMs: 500 });
     receiver.script.push('hang');
     await schedule(['acc_demo_x'], 3_600_000);
     await h.fake.flushWebhooks();
