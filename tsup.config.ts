@@ -16,6 +16,13 @@ const entry = {
 };
 
 /**
+ * ky for the request path, the package's private import `#ky` (package.json "imports"): kept as `#ky` in every
+ * chunk, so that the runtime picks its file: `http/ky` (ky loaded with the SDK: Web builds, one file for every
+ * bundler) or `http/ky.node` (ky loaded on the first request: Node, Bun, Deno; see src/http/ky.node.ts).
+ */
+const kyEntries = { 'http/ky': 'src/http/ky.ts', 'http/ky.node': 'src/http/ky.node.ts' };
+
+/**
  * The three runtime dependencies are bundled (tree-shaken) into both builds:
  * - cold import: zod/mini alone is 92 ESM files and ky 15; one parsed chunk loads far faster (bench/RESULTS.md);
  * - ky and oauth4webapi ship ESM only, and `require()` of ESM works only from Node 20.19 on;
@@ -27,8 +34,8 @@ const bundled = ['ky', 'oauth4webapi', 'zod'];
 const common: Options = { entry, dts: true, sourcemap: false, target: 'es2022', treeshake: true, define: { __SDK_VERSION__: JSON.stringify(version) } };
 
 export default defineConfig([
-  { ...common, format: 'esm', splitting: true, clean: true, noExternal: bundled },
-  { ...common, format: 'cjs', noExternal: bundled },
+  { ...common, entry: { ...entry, ...kyEntries }, format: 'esm', splitting: true, clean: true, noExternal: bundled, external: ['#ky'] },
+  { ...common, entry: { ...entry, ...kyEntries }, format: 'cjs', noExternal: bundled, external: ['#ky'] },
   // The `postsched` executable (package.json "bin"): Node only, ESM, no types; its hashbang makes tsup mark it executable.
   { ...common, entry: { 'cli/index': 'src/cli/index.ts' }, dts: false, format: 'esm', platform: 'node', splitting: false, noExternal: bundled },
 ]);

@@ -2,7 +2,7 @@
 // dependencies included, as `esbuild --bundle --minify` and then gzip would give it, and where its bytes go.
 import { readFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
@@ -86,6 +86,18 @@ export const STUB_ERROR_CLASSES = {
   },
 };
 
+/**
+ * An esbuild plugin that resolves the package's private import `#ky` (package.json "imports", Web conditions) inside
+ * `dir`, a copy of dist/ such as buildWithSourceMaps' (esbuild would take the "imports" of the nearest package.json,
+ * the repository's, and so bundle the real dist/http/ky.js).
+ */
+export const privateImportsIn = (dir) => ({
+  name: 'private-imports',
+  setup(build) {
+    build.onResolve({ filter: /^#ky$/ }, () => ({ path: resolve(dir, 'http/ky.js') }));
+  },
+});
+
 /** The esbuild options a user's bundler comes closest to: one browser ESM file, minified. */
 function options({ file, specifier, names, conditions, plugins }) {
   const from = JSON.stringify(specifier ?? (names === undefined ? undefined : `./${file}`));
@@ -97,6 +109,8 @@ function options({ file, specifier, names, conditions, plugins }) {
     minify: true,
     format: 'esm',
     platform: 'browser',
+    // A user's bundler does not read this repository's tsconfig.json, whose `paths` point `#ky` at the sources.
+    tsconfigRaw: '{}',
     ...(conditions === undefined ? {} : { conditions }),
     ...(plugins === undefined ? {} : { plugins }),
     write: false,

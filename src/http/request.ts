@@ -9,7 +9,8 @@
  *    is sent again (Assumptions table, "Errors"); any other failure is sent again when retry.ts's rules say so,
  *    after their wait, and otherwise thrown as the SDK's typed error.
  */
-import ky, { isHTTPError, isTimeoutError, type Options as KyOptions } from 'ky';
+import type { Options as KyOptions } from 'ky';
+import { isHTTPError, isTimeoutError, ky, loadKy } from '#ky';
 import { PostSchedError } from '../base-error.js';
 import { readBody, responseText } from '../buffer-response.js';
 import {
@@ -217,12 +218,14 @@ export class Pipeline {
     if (query !== undefined) kyOptions.searchParams = withoutUndefined(query);
     // The full URL, not ky's prefixUrl: one string join instead of ky's checks on every call.
     const url = `${config.baseUrl}/${spec.path}`;
+    // `#ky` (package.json "imports"): loaded with the SDK in Web builds, on the first call under Node (http/ky.node.ts).
+    if (ky === undefined) await loadKy();
 
     for (let retries = 0; ; ) {
       let response: Response | undefined;
       let failure: unknown;
       try {
-        response = await ky(url, kyOptions);
+        response = await ky!(url, kyOptions);
       } catch (error) {
         // ky throws on a status that is not ok (its default): the answer is classified below like any other.
         if (isHTTPError(error)) response = error.response;
