@@ -22,7 +22,8 @@ export default defineConfig({
     // Tests import the package by its public name, as users do; it resolves to the source.
     alias: [
       { find: /^@postsched\/sdk$/, replacement: src('index.node.ts') },
-      // The package's private import (package.json "imports"), as Node resolves it.
+      // The package's private import (package.json "imports"), as Node resolves it (tsconfig.json's `paths` give the
+      // Web variant, src/http/ky.ts, to the type checker and to the esbuild bundles of test/size).
       { find: /^#ky$/, replacement: src('http/ky.node.ts') },
       { find: /^@postsched\/sdk\/webhooks$/, replacement: src('webhooks/node.ts') },
       { find: /^@postsched\/sdk\/testing$/, replacement: src('testing/index.ts') },
