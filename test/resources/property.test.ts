@@ -78,36 +78,33 @@ describe.each(METHODS)('$name', (method) => {
   });
 
   const givenKeys = Object.keys(GIVEN[method.kind]);
-  /** The item with one given field left out (`wrong` undefined) or set to a value of another type. */
-  const keyAndWrong = () =>
-    fc.constantFrom(...givenKeys).chain((key) => fc.tuple(fc.constant(key), fc.option(WRONG[key]!, { nil: undefined })));
-  const breakItem = (item: object, key: string, wrong: unknown): Record<string, unknown> => {
-    const broken: Record<string, unknown> = { ...item };
-    if (wrong === undefined) delete broken[key];
-    else broken[key] = wrong;
-    return broken;
-  };
+  /** An item with one given field left out or set to a value of another type, and that field's name. */
+  const brokenItem = () =>
+    fc
+      .tuple(
+        itemArb(method.kind),
+        fc.constantFrom(...givenKeys).chain((key) => fc.tuple(fc.constant(key), fc.option(WRONG[key]!, { nil: undefined }))),
+      )
+      .map(([item, [key, wrong]]) => {
+        const broken: Record<string, unknown> = { ...item };
+        if (wrong === undefined) delete broken[key];
+        else broken[key] = wrong;
+        return { key, broken };
+      });
   if (method.notAPostIsUndefined) {
     it('resolves an answer without a given field, or with one of another type, to undefined (the post was cancelled)', async () => {
       await fc.assert(
-        fc.asyncProperty(
-          itemArb(method.kind),
-          keyAndWrong(),
-          async (item, [key, wrong]) => {
-            const broken = breakItem(item, key, wrong);
-            await expect(method.call(clientAnswering(JSON.stringify(broken)))).resolves.toBeUndefined();
-          },
-        ),
+        fc.asyncProperty(brokenItem(), async ({ broken }) => {
+          await expect(method.call(clientAnswering(JSON.stringify(broken)))).resolves.toBeUndefined();
+        }),
       );
     });
   } else if (givenKeys.length > 0) {
     it('refuses an object without a given field, or with one of another type, naming its path', async () => {
       await fc.assert(
         fc.asyncProperty(
-          itemArb(method.kind),
-          keyAndWrong(),
-          async (item, [key, wrong]) => {
-            const broken = breakItem(item, key, wrong);
+          brokenItem(),
+          async ({ key, broken }) => {
             const error = await method.call(clientAnswering(JSON.stringify(answerFor(method, broken)))).catch((e: unknown) => e);
             expect(error).toBeInstanceOf(ResponseValidationError);
             const path = (error as ResponseValidationError).path;
