@@ -55,11 +55,12 @@ const CLIENT_OPTIONS = ['baseUrl', 'auth', 'fetch', 'logger', 'maxRetryAfterMs',
  */
 export function checkOptions<T>(options: T, known?: readonly string[]): T {
   if (typeof options !== 'object' || options === null) invalidOption('options', 'must be an object of request options, such as { timeoutMs: 5000 }.');
-  for (const [name, value] of known === undefined ? [] : Object.entries(options)) {
-    if (value === undefined || known!.includes(name)) continue;
+  if (known === undefined) return options;
+  for (const [name, value] of Object.entries(options)) {
+    if (value === undefined || known.includes(name)) continue;
     invalidOption(
       name,
-      `is not an option of this call (it takes ${known!.join(', ')}).` +
+      `is not an option of this call (it takes ${known.join(', ')}).` +
         (CLIENT_OPTIONS.includes(name) ? ' It is a client option: pass it to `new PostSched()` or `client.withOptions()`.' : ''),
     );
   }

@@ -122,7 +122,6 @@ const listPostsShape = /* @__PURE__ */ listShape('posts.list', {
 });
 
 const parsePost = /* @__PURE__ */ objectParser<Post>('a post', answers.post.given);
-/** An empty answer (204) to a DELETE is a success without a post. */
 /**
  * What a DELETE answered (not shown by the spec): the post, or `undefined` for no body or a body that is not a post
  * (`{}`, `{ "deleted": true }`). A 2xx means the post was cancelled: an answer of another shape must not make it
