@@ -34,7 +34,11 @@ const bundled = ['ky', 'oauth4webapi', 'zod'];
 const common: Options = { entry, dts: true, sourcemap: false, target: 'es2022', treeshake: true, define: { __SDK_VERSION__: JSON.stringify(version) } };
 
 export default defineConfig([
-  { ...common, entry: { ...entry, ...kyEntries }, format: 'esm', splitting: true, clean: true, noExternal: bundled, external: ['#ky'] },
+  { ...common, entry: { ...entry, 'http/ky': kyEntries['http/ky'] }, format: 'esm', splitting: true, clean: true, noExternal: bundled, external: ['#ky'] },
+  // The Node variant apart, unsplit: ky is bundled into it behind esbuild's lazy initialiser (its `require`). Split
+  // with the Web variant, ky would sit in a shared chunk that the Web variant initialises by a call of its own, which
+  // webpack drops from a package marked `sideEffects: false`.
+  { ...common, entry: { 'http/ky.node': kyEntries['http/ky.node'] }, format: 'esm', noExternal: bundled },
   { ...common, entry: { ...entry, ...kyEntries }, format: 'cjs', noExternal: bundled, external: ['#ky'] },
   // The `postsched` executable (package.json "bin"): Node only, ESM, no types; its hashbang makes tsup mark it executable.
   { ...common, entry: { 'cli/index': 'src/cli/index.ts' }, dts: false, format: 'esm', platform: 'node', splitting: false, noExternal: bundled },

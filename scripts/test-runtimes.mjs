@@ -84,8 +84,12 @@ for (let dir = dirname(smoke); ; dir = dirname(dir)) {
   if (dir === dirname(dir)) break;
 }
 cpSync(join(root, 'test/runtimes/smoke'), smoke, { recursive: true });
-await must(`npm install (tarball, typescript ${version('typescript')})`, 'npm', [
-  'install', tarball, `typescript@${version('typescript')}`, `@types/node@${version('@types/node')}`,
+// A user's own test file, as their vitest runs it: fake timers, msw, the SDK's first call of the process.
+const fakeTimersTest = 'first-call-fake-timers.test.ts';
+cpSync(join(root, 'test/http', fakeTimersTest), join(smoke, fakeTimersTest));
+const devTools = ['typescript', '@types/node', 'vitest', 'msw'];
+await must(`npm install (tarball, ${devTools.map((name) => `${name} ${version(name)}`).join(', ')})`, 'npm', [
+  'install', tarball, ...devTools.map((name) => `${name}@${version(name)}`),
   '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error',
 ], { cwd: smoke });
 
@@ -183,8 +187,13 @@ const types = Promise.all(
     return { mode, took: seconds(t), ...result };
   }),
 );
+const vitest = ['node_modules/vitest/vitest.mjs', 'run', fakeTimersTest];
 const matrix = [
   { name: 'node20', cmd: process.execPath, argv: ['smoke.mjs'], types: true },
+  // The Node variant of `#ky` (ky evaluated on the first request) under a fake clock, in each Node the SDK supports.
+  { name: 'node20-vitest', cmd: process.execPath, argv: vitest, vitest: true },
+  { name: 'node22-vitest', cmd: runtimes.node22, argv: vitest, vitest: true },
+  { name: 'node24-vitest', cmd: runtimes.node24, argv: vitest, vitest: true },
   { name: 'node22', cmd: runtimes.node22, argv: ['smoke.mjs'] },
   { name: 'node24', cmd: runtimes.node24, argv: ['smoke.mjs'] },
   { name: 'bun', cmd: runtimes.bun, argv: ['smoke.mjs'] },
@@ -206,7 +215,12 @@ for (const entry of matrix) {
   const line = result.out.split('\n').find((l) => l.startsWith('SMOKE_RESULT '));
   const problems = [];
   let summary = '';
-  if (!result.ok || line === undefined) {
+  if (entry.vitest) {
+    // vitest's own summary, e.g. "Tests  3 passed (3)"; it exits non-zero on any failure.
+    const tests = result.out.replace(/\x1b\[[0-9;]*m/g, '').match(/Tests\s+(.+)/)?.[1]?.trim();
+    if (result.ok && tests !== undefined && !/failed|skipped/.test(tests)) summary = `${fakeTimersTest} under fake timers: ${tests}`;
+    else problems.push(result.out.trim().split('\n').slice(-25).join('\n'));
+  } else if (!result.ok || line === undefined) {
     problems.push(result.out.trim().split('\n').slice(-15).join('\n'));
   } else {
     const r = JSON.parse(line.slice('SMOKE_RESULT '.length));

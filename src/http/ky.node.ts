@@ -1,21 +1,23 @@
 /**
- * `#ky` under Node, Bun and Deno (package.json "imports" → "node"): ky loaded on the first request instead of at
+ * `#ky` under Node, Bun and Deno (package.json "imports" → "node"): ky evaluated on the first request instead of at
  * `import '@postsched/sdk'`. ky probes `new Request(…)` and `FormData` when it loads, and in Node that first touch
  * loads and compiles Node's whole fetch implementation (undici: 40–45 ms of a cold start, bench/RESULTS.md "Cold
- * import"). A process that imports the SDK and has not made a call yet does not pay it; the first call pays what it
- * would pay anyway. Web builds get ky.ts, loaded with the SDK, so that every bundler makes one file.
+ * import"). A process that imports the SDK and has not made a call yet does not pay it.
+ *
+ * The `require` below is resolved by the build, not at run time: esbuild bundles ky into this file inside a lazy
+ * initialiser, so the first request runs ky's module body synchronously, with no file I/O. A test that drives time
+ * with fake timers (vitest, jest, sinon) therefore sees the first call go out like any other: a dynamic `import()`
+ * here waited on the disk, which a fake clock does not drive. Any bundler that takes this file gets one file too.
+ * Web builds get ky.ts, evaluated with the SDK. (The test suite runs the sources, where `#ky` is ky.ts.)
  */
 import type * as Loaded from './ky.js';
 
-// Live bindings: request.ts reads them on every call, and awaits `loadKy()` only while `ky` is undefined.
+// Live bindings: request.ts reads them on every call, and calls `loadKy()` only while `ky` is undefined.
 export let ky: typeof Loaded.ky | undefined;
 export let isHTTPError: typeof Loaded.isHTTPError;
 export let isTimeoutError: typeof Loaded.isTimeoutError;
 
-let loading: Promise<void> | undefined;
-
-export const loadKy = (): Promise<void> =>
-  (loading ??= import('./ky.js').then((loaded) => {
-    ({ isHTTPError, isTimeoutError } = loaded);
-    ky = loaded.ky;
-  }));
+/** Evaluates ky (once) and sets the bindings above. Synchronous: no promise, no I/O. */
+export const loadKy = (): void => {
+  ({ ky, isHTTPError, isTimeoutError } = require('./ky.js') as typeof Loaded);
+};

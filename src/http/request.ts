@@ -218,8 +218,9 @@ export class Pipeline {
     if (query !== undefined) kyOptions.searchParams = withoutUndefined(query);
     // The full URL, not ky's prefixUrl: one string join instead of ky's checks on every call.
     const url = `${config.baseUrl}/${spec.path}`;
-    // `#ky` (package.json "imports"): loaded with the SDK in Web builds, on the first call under Node (http/ky.node.ts).
-    if (ky === undefined) await loadKy();
+    // `#ky` (package.json "imports"): evaluated with the SDK in Web builds, on the first call under Node
+    // (http/ky.node.ts), synchronously either way: the first call waits on no I/O that a fake clock would not drive.
+    if (ky === undefined) loadKy();
 
     for (let retries = 0; ; ) {
       let response: Response | undefined;

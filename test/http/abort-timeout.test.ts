@@ -6,12 +6,7 @@ import { PostSched, TimeoutError } from '@postsched/sdk';
 import { BASE, flushIO, wirePost } from '../helpers.js';
 
 const server = setupServer();
-beforeAll(async () => {
-  server.listen({ onUnhandledRequest: 'error' });
-  // Under Node the SDK loads ky on its first request (src/http/ky.node.ts); load it now so that these tests, which
-  // count I/O rounds under fake timers, measure the abort handling and not the one-time module load.
-  await (await import('#ky')).loadKy();
-});
+beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
 afterEach(() => {
   server.resetHandlers();
   vi.useRealTimers();
