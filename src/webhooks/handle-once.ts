@@ -5,7 +5,7 @@
  * while the event is being handled gets a retryable 503, never a 2xx, so a first run that then fails is retried.
  */
 import { PostSchedError } from '../base-error.js';
-import { integerOption, MAX_TIMEOUT_MS } from '../invalid-option.js';
+import { integerOption, invalidOption, MAX_TIMEOUT_MS } from '../invalid-option.js';
 import {
   instantOf,
   memoryDedupe,
@@ -53,10 +53,12 @@ export function handleOnce(
   const handlerTimeoutMs = integerOption(options.handlerTimeoutMs, 'handlerTimeoutMs', DEFAULT_HANDLER_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
   const dedupeTimeoutMs = integerOption(options.dedupeTimeoutMs, 'dedupeTimeoutMs', DEFAULT_DEDUPE_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
   const inFlightTtlMs = integerOption(options.inFlightTtlMs, 'inFlightTtlMs', DEFAULT_IN_FLIGHT_TTL_MS, 1, Number.MAX_SAFE_INTEGER);
-  if (inFlightTtlMs <= handlerTimeoutMs + 2 * dedupeTimeoutMs) {
+  const holdMs = handlerTimeoutMs + 2 * dedupeTimeoutMs;
+  if (inFlightTtlMs <= holdMs) {
     // Else a live, slow holder could lose its claim and a duplicate run the handler beside it.
-    throw new PostSchedError(
-      `inFlightTtlMs (${inFlightTtlMs}) must be longer than handlerTimeoutMs + 2 × dedupeTimeoutMs (${handlerTimeoutMs + 2 * dedupeTimeoutMs})`,
+    invalidOption(
+      'inFlightTtlMs',
+      `is too short: inFlightTtlMs (${inFlightTtlMs}) must be longer than handlerTimeoutMs + 2 × dedupeTimeoutMs (${holdMs}). Raise it, or lower those two.`,
     );
   }
   const store = toStore(options.dedupe);

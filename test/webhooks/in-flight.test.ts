@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
+import { ValidationError } from '../../src/errors.js';
 import { memoryDedupe, type WebhookClaimContext, type WebhookDedupeStore } from '../../src/webhooks/dedupe.js';
 import { NOW, SECRET, T, backends, header } from './backends.js';
 
@@ -317,6 +318,9 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
       expect(() => make({ handlerTimeoutMs: 0 })).toThrow(/`handlerTimeoutMs` must be an integer from 1 to 2147483647, got 0/);
       expect(() => make({ dedupeTimeoutMs: 1.5 })).toThrow(/dedupeTimeoutMs/);
       expect(() => make({ handlerTimeoutMs: 20_000 })).toThrow(/inFlightTtlMs \(30000\) must be longer than handlerTimeoutMs \+ 2 × dedupeTimeoutMs \(30000\)/);
+      // A configuration mistake like any other option's: a ValidationError that names the option and its fix.
+      expect(() => make({ inFlightTtlMs: 1_000 })).toThrow(ValidationError);
+      expect(() => make({ inFlightTtlMs: 1_000 })).toThrow(/^`inFlightTtlMs` is too short: .*\(20000\)\. Raise it/);
       expect(() => make({ handlerTimeoutMs: 20_000, inFlightTtlMs: 60_000 })).not.toThrow();
     });
 
