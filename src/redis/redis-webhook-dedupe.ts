@@ -5,7 +5,7 @@
  * can never give back the claim another one took since.
  */
 import { ValidationError } from '../errors.js';
-import { integerOption, MAX_TIMEOUT_MS } from '../invalid-option.js';
+import { integerOption, invalidOption, invalidValue, MAX_TIMEOUT_MS } from '../invalid-option.js';
 import type { WebhookClaim, WebhookClaimContext, WebhookDedupeStore } from '../webhooks/dedupe.js';
 import { RELEASE_LOCK } from './lock-scripts.js';
 import { defineScript, RedisConnection, type RedisClientLike, type RedisScript } from './redis-connection.js';
@@ -18,7 +18,10 @@ export interface RedisWebhookDedupeOptions {
    * (`await createClient({ url }).connect()`), v4 to v6. Neither package is imported by the SDK.
    */
   redis: RedisClientLike;
-  /** Start of every key this store writes. Default `postsched:webhook`. */
+  /**
+   * Start of every key this store writes. Default `postsched:webhook`. Without an empty hash tag `{}` (refused: on a
+   * Cluster it would put a post's keys in different slots).
+   */
   prefix?: string;
   /**
    * How long a handled event is remembered, in ms: a duplicate delivered later runs its handler again. Keep it
@@ -117,7 +120,18 @@ export class RedisWebhookDedupe implements WebhookDedupeStore {
       throw new ValidationError('new RedisWebhookDedupe() needs an options object: { redis }.', []);
     }
     const { prefix = DEFAULT_PREFIX } = options;
-    if (typeof prefix !== 'string' || prefix.length === 0) throw new ValidationError('`prefix` must be a non-empty string.', ['prefix']);
+    if (typeof prefix !== 'string' || prefix.length === 0) invalidOption('prefix', 'must be a non-empty string.');
+    // A Cluster hashes the text between a key's first `{` and the next `}`, the whole key when that is empty: a
+    // post's two keys would then fall in two slots, and every script fail (CROSSSLOT).
+    const tag = prefix.indexOf('{');
+    if (tag !== -1 && prefix[tag + 1] === '}') {
+      invalidValue(
+        'prefix',
+        prefix,
+        ": its empty hash tag `{}` puts a post's keys in different Redis Cluster slots, so every delivery would fail. " +
+          'Remove the `{}` (each post then has a slot of its own), or name it (`{webhooks}`: every key in one slot).',
+      );
+    }
     this.#prefix = prefix;
     this.#doneTtlMs = String(integerOption(options.doneTtlMs, 'doneTtlMs', DEFAULT_DONE_TTL_MS, 1, Number.MAX_SAFE_INTEGER));
     const timeoutMs = integerOption(options.commandTimeoutMs, 'commandTimeoutMs', DEFAULT_COMMAND_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);

@@ -5,6 +5,7 @@
  */
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ValidationError } from '@postsched/sdk';
 import { RedisWebhookDedupe, WebhookDedupeUnavailableError, type RedisClientLike } from '@postsched/sdk/redis';
 import { createWebhookHandler, signWebhook, type WebhookClaimContext } from '@postsched/sdk/webhooks';
 import { type RedisCluster, startRedisCluster } from './redis-server.js';
@@ -133,6 +134,19 @@ describe.each(CLIENT_KINDS)('RedisWebhookDedupe ($name)', (kind) => {
     // Past setTimeout's ceiling the command timer would fire at once: every claim a 500.
     expect(() => new RedisWebhookDedupe({ redis: test.client, commandTimeoutMs: 2 ** 31 })).toThrow(/`commandTimeoutMs` must be an integer from 1 to 2147483647/);
     expect(() => new RedisWebhookDedupe({ redis: test.client, prefix: '' })).toThrow(/`prefix`/);
+  });
+
+  it('refuses a prefix whose hash tag is empty, which would split a post’s keys over Cluster slots', () => {
+    for (const prefix of ['wh{}', '{}', 'a{}b{c}', '{}:{webhooks}']) {
+      expect(() => new RedisWebhookDedupe({ redis: test.client, prefix }), prefix).toThrow(ValidationError);
+      expect(() => new RedisWebhookDedupe({ redis: test.client, prefix }), prefix).toThrow(/^`prefix` is ".*": its empty hash tag `\{\}` .* Remove the `\{\}`/);
+    }
+    // A named tag (every key in one slot), or a `{` the post's tag closes, still keeps a post's keys together.
+    for (const prefix of ['wh{webhooks}', 'wh{', 'a}{b}', 'postsched:webhook']) {
+      expect(() => new RedisWebhookDedupe({ redis: test.client, prefix }), prefix).not.toThrow();
+      const keys = [`${prefix}:{post:p}:["e"]`, `${prefix}:{post:p}:newest`];
+      expect(hashTag(keys[0]!), prefix).toBe(hashTag(keys[1]!));
+    }
   });
 });
 
