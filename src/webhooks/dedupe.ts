@@ -32,7 +32,8 @@ export interface WebhookClaimContext {
   readonly postId: string;
   /**
    * The event's `created_at` as an instant: milliseconds since the Unix epoch, sub-millisecond digits kept as a
-   * fraction. `undefined` when it is not an ISO 8601 time with a zone: such an event is never stale and moves
+   * fraction. `undefined` when it is not an ISO 8601 time with a zone, or when it is later than the signature's
+   * timestamp plus `toleranceSeconds` (an event is signed after it happened): such an event is never stale and moves
    * nothing forward.
    */
   readonly createdAt: number | undefined;
@@ -126,9 +127,11 @@ const ISO_8601 = /^(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?(
 /**
  * `created_at` as an instant (ms since the epoch, sub-millisecond digits as a fraction), so `…T12:00:00+02:00`
  * comes before `…T11:00:00Z` and `.5Z` after `.25Z`, which string order gets wrong; `undefined` unless ISO 8601
- * with a zone (a time without one is local to an unknown place).
+ * with a zone (a time without one is local to an unknown place), and when later than `notAfter`: an event is
+ * signed after it happened, so one dated past its signature (and the clocks' tolerance) would mark the post's real
+ * events stale.
  */
-export function instantOf(createdAt: string): number | undefined {
+export function instantOf(createdAt: string, notAfter = Infinity): number | undefined {
   const m = ISO_8601.exec(createdAt);
   if (m === null) return undefined;
   const [month, day, hour, minute, second, offsetHours = 0, offsetMinutes = 0] = [2, 3, 4, 5, 6, 9, 10].map((i) => Number(m[i] ?? 0));
@@ -136,7 +139,8 @@ export function instantOf(createdAt: string): number | undefined {
     return undefined;
   }
   const offset = (m[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
-  return Date.UTC(Number(m[1]), month! - 1, day, hour, minute, second) - offset + Number(`0.${m[7] ?? 0}`) * 1000;
+  const instant = Date.UTC(Number(m[1]), month! - 1, day, hour, minute, second) - offset + Number(`0.${m[7] ?? 0}`) * 1000;
+  return instant > notAfter ? undefined : instant;
 }
 
 /** Keys remembered by the in-memory default: enough for days of one endpoint's traffic, a few MB at most. */

@@ -44,11 +44,14 @@ const MAX_LOCAL_WAITS = 2;
 /** The answer once the event is handled (or has no handler). */
 export const ok: Answer = { status: 204, body: null };
 
-/** Returns `once(event, run)`: the answer to a verified event, its handler run at most once at a time. */
+/**
+ * Returns `once(event, run, latest)`: the answer to a verified event, its handler run at most once at a time;
+ * `latest` (ms) is the latest `created_at` its signature allows, past which it is not used for ordering.
+ */
 export function handleOnce(
   options: HandleOnceOptions,
   report: (error: unknown, context: WebhookErrorContext) => Promise<void>,
-): (event: WebhookEvent, run: RunHandler) => Promise<Answer> {
+): (event: WebhookEvent, run: RunHandler, latest: number) => Promise<Answer> {
   // Timers: past setTimeout's ceiling one fires at once, and every handler would time out. The claim's ttl is no timer.
   const handlerTimeoutMs = integerOption(options.handlerTimeoutMs, 'handlerTimeoutMs', DEFAULT_HANDLER_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
   const dedupeTimeoutMs = integerOption(options.dedupeTimeoutMs, 'dedupeTimeoutMs', DEFAULT_DEDUPE_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
@@ -115,7 +118,7 @@ export function handleOnce(
     }
   }
 
-  return async function once(event, handler) {
+  return async function once(event, handler, latest) {
     const key = store === undefined ? undefined : webhookDedupeKey(event);
     if (key === undefined) {
       await run(event, handler, false);
@@ -129,7 +132,7 @@ export function handleOnce(
     running.set(key, entry);
     const context: WebhookClaimContext = {
       postId: event.data.id as string,
-      createdAt: instantOf(event.created_at),
+      createdAt: instantOf(event.created_at, latest),
       ttlMs: inFlightTtlMs,
       claimId: crypto.randomUUID(),
     };

@@ -12,14 +12,16 @@ import { handleOnce, ok, type RunHandler } from './handle-once.js';
 import { nodeDelivery, writeNodeAnswer, type NodeWebhookRequest, type NodeWebhookResponse } from './handler-node.js';
 import { assertUnreadRequest, bodyLimit, discardRequestBody, readRequestBody } from './read-body.js';
 import { toSecretList, type WebhookSecret } from './secret.js';
-import { checkSignature, verifySigned, type VerifyWebhookClockOptions } from './verify.js';
+import { checkSignature, toleranceOf, verifySigned, type VerifyWebhookClockOptions } from './verify.js';
 
 /** What every handler gets beside its event. */
 export interface WebhookHandlerContext {
   /**
    * `true` when an event of the same post (`data.id`) with a later `created_at` was already handled: this one
    * arrived late (a retry, another instance). Skip the state change it would make, and return: it is answered
-   * 2xx like any other. Always `false` for an event without a string `data.id` or an ISO 8601 `created_at`.
+   * 2xx like any other. Always `false` for an event without a string `data.id` or an ISO 8601 `created_at`, and
+   * for one whose `created_at` is later than its signature's timestamp plus `toleranceSeconds` (such an event does
+   * not move its post on either).
    */
   readonly stale: boolean;
   /** Aborted when the handler runs past `handlerTimeoutMs` (the delivery is then answered 500): stop there. */
@@ -171,17 +173,21 @@ export function createHandlerWith(backend: HmacBackend, options: WebhookHandlerO
     }
   }
 
-  /** Configuration first, then everything the header decides, and only then the body. */
-  async function verify(delivery: Delivery): Promise<WebhookEvent> {
+  /**
+   * Configuration first, then everything the header decides, and only then the body. Also returns the latest
+   * `created_at` the event can have, in ms: its signature's timestamp plus the tolerance between the clocks.
+   */
+  async function verify(delivery: Delivery): Promise<[WebhookEvent, number]> {
     const secrets = toSecretList(options.secret);
     delivery.assertReadable();
     const signature = checkSignature(delivery.headers, options);
-    return verifySigned(backend, secrets, signature, await delivery.read(limit));
+    const event = await verifySigned(backend, secrets, signature, await delivery.read(limit));
+    return [event, (signature.timestamp + toleranceOf(options)) * 1000];
   }
 
-  function dispatch(event: WebhookEvent): Answer | Promise<Answer> {
+  function dispatch(event: WebhookEvent, latest: number): Answer | Promise<Answer> {
     const run = (event.event === 'unknown' ? onUnknown : on[event.event]) as RunHandler | undefined;
-    return run === undefined ? ok : once(event, run); // nobody listens: acknowledged, nothing remembered
+    return run === undefined ? ok : once(event, run, latest); // nobody listens: acknowledged, nothing remembered
   }
 
   async function answer(delivery: Delivery): Promise<Answer> {
@@ -190,8 +196,9 @@ export function createHandlerWith(backend: HmacBackend, options: WebhookHandlerO
       return { status: 405, body: 'method_not_allowed' };
     }
     let event: WebhookEvent;
+    let latest: number;
     try {
-      event = await verify(delivery);
+      [event, latest] = await verify(delivery);
     } catch (error) {
       delivery.discard(); // whatever of the body was not read stays unread
       const rejected = error instanceof WebhookVerificationError && !CONFIGURATION_REASONS.has(error.reason);
@@ -199,7 +206,7 @@ export function createHandlerWith(backend: HmacBackend, options: WebhookHandlerO
       return rejected ? { status: 400, body: error.reason } : serverError;
     }
     try {
-      return await dispatch(event);
+      return await dispatch(event, latest);
     } catch (error) {
       await report(error, { status: 500, event });
       return serverError;

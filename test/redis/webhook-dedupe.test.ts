@@ -182,6 +182,41 @@ describe('RedisWebhookDedupe on a Redis Cluster (ioredis Cluster)', () => {
   });
 });
 
+/** A handler on a fresh RedisWebhookDedupe (its own prefix) over one of the test server's clients. */
+describe('createWebhookHandler with RedisWebhookDedupe', () => {
+  let test: TestClient;
+  beforeAll(async () => {
+    test = await CLIENT_KINDS[0]!.connect(server.url);
+  });
+  afterAll(async () => {
+    await test?.close();
+  });
+  const dedupe = (name: string) => new RedisWebhookDedupe({ redis: test.client, prefix: `${name}:${crypto.randomUUID()}` });
+  async function signed(event: string, createdAt: string, postId = 'post_1'): Promise<Request> {
+    const text = JSON.stringify({ event, created_at: createdAt, data: { id: postId, account_ids: ['acc_1'], published_at: createdAt } });
+    const signature = await signWebhook({ body: text, secret: SECRET });
+    return new Request('http://127.0.0.1/webhooks', { method: 'POST', body: text, headers: { 'x-service-signature': signature } });
+  }
+
+  it('orders by no created_at later than the signature’s timestamp plus the tolerance: the post’s real events are not stale after it', async () => {
+    const now = Date.now();
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const seen: string[] = [];
+    const record = (event: { created_at: string }, { stale }: { stale: boolean }) => void seen.push(`${event.created_at}${stale ? ' stale' : ''}`);
+    const webhooks = createWebhookHandler({ secret: SECRET, dedupe: dedupe('future'), on: { 'post.failed': record, 'post.scheduled': record } });
+    const futures = ['9999-12-31T23:59:59Z', '2030-01-01T00:00:00Z', iso(now + 30 * 86_400_000), iso(now + 3_600_000)];
+    for (const [i, future] of futures.entries()) {
+      expect((await webhooks.fetch(await signed('post.failed', future, `post_${i}`))).status).toBe(204);
+      expect((await webhooks.fetch(await signed('post.scheduled', iso(now - 1_000), `post_${i}`))).status).toBe(204);
+    }
+    expect(seen.filter((line) => line.endsWith('stale'))).toEqual([]);
+    // A created_at within the bound still orders the post.
+    await webhooks.fetch(await signed('post.failed', iso(now), 'post_real'));
+    await webhooks.fetch(await signed('post.scheduled', iso(now - 1_000), 'post_real'));
+    expect(seen.at(-1)).toBe(`${iso(now - 1_000)} stale`);
+  });
+});
+
 describe('createWebhookHandler with RedisWebhookDedupe when Redis fails', () => {
   const body = JSON.stringify({
     event: 'post.published',

@@ -391,6 +391,28 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
       expect(seen.some((line) => line.endsWith('stale'))).toBe(false);
     });
 
+    it('orders by no created_at later than the signature’s timestamp plus the tolerance: the post’s real events are not stale after it', async () => {
+      // Signed at T (2024-05-01T14:00:00Z), toleranceSeconds 300: 14:05:00Z is the latest created_at that counts.
+      for (const future of ['9999-12-31T23:59:59Z', '2030-01-01T00:00:00Z', '2024-06-01T14:00:00Z', '2024-05-01T14:05:00.001Z']) {
+        const { seen, on } = recorder();
+        const webhooks = make({ on });
+        expect((await webhooks.fetch(delivery(body('post.failed', future)))).status).toBe(204);
+        await webhooks.fetch(delivery(scheduled('2024-05-01T13:00:00Z')));
+        await webhooks.fetch(delivery(published));
+        expect(seen, future).toEqual([`post.failed ${future}`, 'post.scheduled 2024-05-01T13:00:00Z', 'post.published 2024-05-01T12:05:00Z stale']);
+      }
+      const { seen, on } = recorder();
+      const webhooks = make({ on });
+      await webhooks.fetch(delivery(body('post.failed', '2024-05-01T14:05:00Z'))); // at the bound: it counts
+      await webhooks.fetch(delivery(scheduled('2024-05-01T13:00:00Z')));
+      expect(seen[1]).toBe('post.scheduled 2024-05-01T13:00:00Z stale');
+      const wide = recorder();
+      const tolerant = make({ on: wide.on, toleranceSeconds: 3_600 }); // a wider tolerance moves the bound with it
+      await tolerant.fetch(delivery(body('post.failed', '2024-05-01T14:59:00Z')));
+      await tolerant.fetch(delivery(scheduled('2024-05-01T13:00:00Z')));
+      expect(wide.seen[1]).toBe('post.scheduled 2024-05-01T13:00:00Z stale');
+    });
+
     it('does not move the post on for a run that failed', async () => {
       const { seen, on } = recorder();
       let failures = 1;
