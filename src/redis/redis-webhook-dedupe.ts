@@ -38,8 +38,8 @@ const DEFAULT_DONE_TTL_MS = 7 * 86_400_000;
 const DEFAULT_COMMAND_TIMEOUT_MS = 3_000;
 
 /**
- * Claim, for each event of a batch: take an unknown event for its ttl (the value is its claim id), or say it is in
- * flight or done; for a new one, compare its `created_at` with its post's newest handled one. Per event n (from 0):
+ * Claim, for each event of a batch: take an unknown event for its ttl (the value is its claim id), renew the ttl
+ * of a claim that holds the same claim id, or say it is in flight or done; for a new one, compare its `created_at` with its post's newest handled one. Per event n (from 0):
  * KEYS[2n+1] event, KEYS[2n+2] post's newest; ARGV[3n+1] claim id, ARGV[3n+2] ttl ms, ARGV[3n+3] created_at or ''.
  * Returns one of new, stale, in-flight, done per event. One script, so each event's step is atomic.
  */
@@ -49,7 +49,7 @@ for n = 0, #KEYS / 2 - 1 do
   local event, newestKey, a = KEYS[2 * n + 1], KEYS[2 * n + 2], 3 * n
   local held = redis.call('GET', event)
   if held == 'done' then out[n + 1] = 'done'
-  elseif held then out[n + 1] = 'in-flight'
+  elseif held and held ~= ARGV[a + 1] then out[n + 1] = 'in-flight'
   else
     redis.call('SET', event, ARGV[a + 1], 'PX', ARGV[a + 2])
     local newest = tonumber(redis.call('GET', newestKey) or '')
@@ -139,7 +139,10 @@ export class RedisWebhookDedupe implements WebhookDedupeStore {
     this.#batched = !this.#connection.isCluster;
   }
 
-  /** Takes the event for `context.ttlMs`, or says it is in flight or done; `stale` when its post moved past it. */
+  /**
+   * Takes the event for `context.ttlMs` (again, when its claim holds `context.claimId`), or says it is in flight or
+   * done; `stale` when its post moved past it.
+   */
   async claim(key: string, context: WebhookClaimContext): Promise<WebhookClaim> {
     const state = await this.#send('claim', this.#keys(key, context), [context.claimId, String(context.ttlMs), instant(context)]);
     return state === 'stale' ? { state: 'new', stale: true } : { state: state as WebhookClaim['state'] };

@@ -39,7 +39,8 @@ export interface WebhookClaimContext {
   readonly createdAt: number | undefined;
   /**
    * How long a claim in flight lasts (`inFlightTtlMs`): if its holder dies (SIGKILL, a lost instance), the claim
-   * expires then and the service's next retry runs the handler.
+   * expires then and the service's next retry runs the handler. A live holder whose handler runs past
+   * `handlerTimeoutMs` claims again with the same `claimId` every `handlerTimeoutMs` until the handler settles.
    */
   readonly ttlMs: number;
   /** A random id of this attempt: `release` gives the claim back only while it still holds this id. */
@@ -50,8 +51,9 @@ export interface WebhookClaimContext {
  * A dedupe store: where a fleet of receivers agrees on which events are being handled and which are done.
  * Each method may return a promise; each call is bounded by `dedupeTimeoutMs`.
  *
- * - `claim(key, context)`: atomically, if `key` is unknown (or its claim expired), take it for `context.ttlMs`
- *   and answer `new` (with `stale`); else answer `in-flight` or `done`.
+ * - `claim(key, context)`: atomically, if `key` is unknown, its claim expired, or its claim holds
+ *   `context.claimId` (a renewal, while a handler past its time-out still runs), take it for `context.ttlMs` and
+ *   answer `new` (with `stale`); else answer `in-flight` or `done`.
  * - `complete(key, context)`: the handler succeeded: mark `key` done (keep it as long as the service may retry),
  *   and move the post's newest handled `created_at` up to `context.createdAt`. Optional: without it a claim
  *   never expires and is the done mark itself (the first form of this contract).
@@ -67,7 +69,8 @@ export interface WebhookClaimContext {
  *     const row = await sql`INSERT INTO webhook_events (key, claim_id, expires_at)
  *       VALUES (${key}, ${claimId}, now() + ${ttlMs} * interval '1 ms')
  *       ON CONFLICT (key) DO UPDATE SET claim_id = EXCLUDED.claim_id, expires_at = EXCLUDED.expires_at
- *         WHERE webhook_events.done = false AND webhook_events.expires_at < now()
+ *         WHERE webhook_events.done = false
+ *           AND (webhook_events.expires_at < now() OR webhook_events.claim_id = EXCLUDED.claim_id)
  *       RETURNING claim_id`
  *     if (row.length > 0) return 'new'
  *     const [{ done }] = await sql`SELECT done FROM webhook_events WHERE key = ${key}`
@@ -78,9 +81,9 @@ export interface WebhookClaimContext {
  * }
  */
 export interface WebhookDedupeStore {
-  /** Claims `key`: `new` (run the handler), `in-flight` (another delivery is running it) or `done`. */
+  /** Claims (or renews its own claim on) `key`: `new` (run the handler), `in-flight` (another delivery is running it) or `done`. */
   claim(key: string, context: WebhookClaimContext): WebhookClaimResult | Promise<WebhookClaimResult>;
-  /** Gives a claim back after its handler failed or timed out, so the service's retry runs the handler again. */
+  /** Gives a claim back after its handler failed, so the service's retry runs the handler again. */
   release(key: string, context: WebhookClaimContext): unknown;
   /** Marks `key` handled and records `context.createdAt` as the post's newest handled time when it is later. */
   complete?(key: string, context: WebhookClaimContext): unknown;
@@ -165,7 +168,7 @@ export function memoryDedupe(maxKeys = MEMORY_DEDUPE_KEYS, now = Date.now): Requ
       if (events.has(key)) {
         const claim = events.get(key);
         if (claim === undefined) return 'done';
-        if (claim.until > now()) return 'in-flight';
+        if (claim.until > now() && claim.claimId !== claimId) return 'in-flight';
       }
       remember(events, key, { claimId, until: now() + ttlMs });
       const latest = newest.get(postId);

@@ -24,7 +24,10 @@ export interface WebhookHandlerContext {
    * not move its post on either).
    */
   readonly stale: boolean;
-  /** Aborted when the handler runs past `handlerTimeoutMs` (the delivery is then answered 500): stop there. */
+  /**
+   * Aborted when the handler runs past `handlerTimeoutMs` (the delivery is then answered 500): stop there. Until the
+   * handler settles its event stays claimed, so retries are answered 503.
+   */
   readonly signal: AbortSignal;
 }
 
@@ -85,8 +88,10 @@ export interface WebhookHandlerOptions extends VerifyWebhookClockOptions {
   dedupe?: WebhookDedupe | false | undefined;
   /**
    * How long a handler may run, in ms (default 10 000, under the time-outs of common senders; at most 2 147 483 647,
-   * `setTimeout`'s ceiling). Past it the answer is 500, the claim is given back so the retry runs the handler
-   * again, its `signal` is aborted and `onError` gets a `WebhookTimeoutError` (`handler_timeout`).
+   * `setTimeout`'s ceiling). Past it the answer is 500 (so the service retries), its `signal` is aborted and
+   * `onError` gets a `WebhookTimeoutError` (`handler_timeout`). The run cannot be stopped, so it keeps the event's
+   * claim (renewed every `handlerTimeoutMs`) until it settles, and retries meanwhile get 503: then the event is
+   * done if it succeeded, or given back if it failed, so a later retry runs the handler again.
    */
   handlerTimeoutMs?: number | undefined;
   /**
@@ -97,7 +102,8 @@ export interface WebhookHandlerOptions extends VerifyWebhookClockOptions {
   /**
    * How long a claim in flight lasts, in ms (default 30 000): a process that died mid-handler blocks its event
    * this long, then the service's next retry runs the handler. Must be longer than
-   * `handlerTimeoutMs + 2 × dedupeTimeoutMs`, so a live holder never loses its claim.
+   * `handlerTimeoutMs + 2 × dedupeTimeoutMs`, so a live holder never loses its claim (a handler past its time-out
+   * renews it every `handlerTimeoutMs`).
    */
   inFlightTtlMs?: number | undefined;
   /** The largest body read, in bytes (default 1 MiB); a longer one is answered 400 `body_too_large`. */

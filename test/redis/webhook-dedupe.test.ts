@@ -7,7 +7,7 @@ import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ValidationError } from '@postsched/sdk';
 import { RedisWebhookDedupe, WebhookDedupeUnavailableError, type RedisClientLike } from '@postsched/sdk/redis';
-import { createWebhookHandler, signWebhook, type WebhookClaimContext } from '@postsched/sdk/webhooks';
+import { createWebhookHandler, signWebhook, type WebhookClaimContext, type WebhookHandler } from '@postsched/sdk/webhooks';
 import { type RedisCluster, startRedisCluster } from './redis-server.js';
 import { CLIENT_KINDS, type TestClient } from './redis-clients.js';
 import { type RedisServer, startRedisServer } from './redis-server.js';
@@ -56,6 +56,16 @@ function transitions(connect: () => Promise<{ client: RedisClientLike; close(): 
     await dedupe.complete(KEY, context('c'));
     await dedupe.release(KEY, context('c'));
     expect(await dedupe.claim(KEY, context('d'))).toEqual({ state: 'done' });
+  });
+
+  it('renews a claim for its holder (the same claim id) for the new ttl; anyone else finds it in flight, its holder done once done', async () => {
+    const dedupe = store();
+    expect(await dedupe.claim(KEY, context('a', 1_000, 'post_1', 150))).toEqual({ state: 'new' });
+    expect(await dedupe.claim(KEY, context('a', 1_000, 'post_1', 60_000))).toEqual({ state: 'new' });
+    await sleep(300); // past the first ttl
+    expect(await dedupe.claim(KEY, context('b'))).toEqual({ state: 'in-flight' });
+    await dedupe.complete(KEY, context('a'));
+    expect(await dedupe.claim(KEY, context('a'))).toEqual({ state: 'done' });
   });
 
   it('expires a claim whose holder died after its ttlMs, and a done mark after doneTtlMs', async () => {
@@ -215,6 +225,43 @@ describe('createWebhookHandler with RedisWebhookDedupe', () => {
     await webhooks.fetch(await signed('post.scheduled', iso(now - 1_000), 'post_real'));
     expect(seen.at(-1)).toBe(`${iso(now - 1_000)} stale`);
   });
+
+  it.each(['succeeds', 'fails'] as const)(
+    'runs the event once when its handler runs past handlerTimeoutMs at one instance: both answer 503 until that run settles, past inFlightTtlMs (it %s)',
+    async (outcome) => {
+      const bounds = { handlerTimeoutMs: 200, dedupeTimeoutMs: 1_000, inFlightTtlMs: 2_500 };
+      const prefix = `overrun:${crypto.randomUUID()}`;
+      let release!: (error?: Error) => void;
+      const first = new Promise<void>((resolve, reject) => (release = (error) => (error ? reject(error) : resolve())));
+      let runs = 0;
+      let succeeded = 0;
+      const on = {
+        'post.published': async () => {
+          if (++runs === 1) await first; // ignores its signal
+          succeeded += 1;
+        },
+      };
+      // Two instances, each with its own RedisWebhookDedupe on the one Redis.
+      const [a, b] = [0, 1].map(() =>
+        createWebhookHandler({ ...bounds, secret: SECRET, onError: () => {}, on, dedupe: new RedisWebhookDedupe({ redis: test.client, prefix }) }),
+      ) as [WebhookHandler, WebhookHandler];
+      const event = () => signed('post.published', '2024-05-01T12:05:00Z');
+      expect((await a.fetch(await event())).status).toBe(500);
+      // Retries at both instances for longer than inFlightTtlMs while that run lives: none runs the handler.
+      const statuses = new Set<number>();
+      for (const until = Date.now() + bounds.inFlightTtlMs + 500; Date.now() < until; await sleep(100)) {
+        for (const instance of [a, b]) statuses.add((await instance.fetch(await event())).status);
+      }
+      expect([...statuses]).toEqual([503]);
+      expect(runs).toBe(1);
+
+      release(outcome === 'succeeds' ? undefined : new Error('queue down'));
+      await vi.waitFor(async () => expect((await b.fetch(await event())).status).toBe(204), { timeout: 5_000, interval: 50 });
+      expect((await a.fetch(await event())).status).toBe(204);
+      expect(runs).toBe(outcome === 'succeeds' ? 1 : 2); // failed: given back, so a retry ran it
+      expect(succeeded).toBe(1);
+    },
+  );
 });
 
 describe('createWebhookHandler with RedisWebhookDedupe when Redis fails', () => {

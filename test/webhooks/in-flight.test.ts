@@ -137,9 +137,10 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
   describe('time bounds', () => {
     const fast = { handlerTimeoutMs: 40, dedupeTimeoutMs: 20, inFlightTtlMs: 1_000 };
 
-    it('answers 500 to a handler that hangs, aborts its signal, reports WebhookTimeoutError, and runs the retry', async () => {
+    it('answers 500 to a handler past its time bound, aborts its signal, reports WebhookTimeoutError, and runs the retry once that run failed', async () => {
       const onError = vi.fn();
       const signals: AbortSignal[] = [];
+      const first = gate();
       let runs = 0;
       const webhooks = make({
         ...fast,
@@ -147,7 +148,7 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
         on: {
           'post.published': (_event, { signal }) => {
             signals.push(signal);
-            if (++runs === 1) return hang();
+            if (++runs === 1) return first.promise; // ignores its signal
           },
         },
       });
@@ -160,10 +161,49 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
       expect(signals[0]!.aborted).toBe(true);
       expect(signals[0]!.reason).toBe(error);
 
-      expect((await webhooks.fetch(delivery(published, T + 60))).status).toBe(204); // the claim was given back
+      expect((await webhooks.fetch(delivery(published, T + 30))).status).toBe(503); // that run still goes
+      first.fail(new Error('gave up after all'));
+      await vi.waitFor(async () => expect((await webhooks.fetch(delivery(published, T + 60))).status).toBe(204)); // given back
       expect(runs).toBe(2);
       expect(signals[1]!.aborted).toBe(false);
     });
+
+    it.each(['succeeds', 'fails'] as const)(
+      'runs the event once when its handler ignores its signal: retries here and at another instance get 503 until that run settles, however long (it %s)',
+      async (outcome) => {
+        vi.useFakeTimers(); // as a user's tests of their app would; the store's clock is faked too
+        try {
+          const store = memoryDedupe();
+          const first = gate();
+          let runs = 0;
+          let succeeded = 0;
+          const on = {
+            'post.published': async () => {
+              if (++runs === 1) await first.promise; // ignores its signal
+              succeeded += 1;
+            },
+          };
+          const [a, b] = [make({ dedupe: store, on }), make({ dedupe: store, on })];
+          const one = a.fetch(delivery());
+          await vi.waitFor(() => expect(runs).toBe(1));
+          await vi.advanceTimersByTimeAsync(10_000); // handlerTimeoutMs
+          expect((await one).status).toBe(500);
+          await vi.advanceTimersByTimeAsync(10 * 60_000); // 20 × inFlightTtlMs: the live run keeps its claim
+          expect((await a.fetch(delivery(published, T + 30))).status).toBe(503);
+          expect((await b.fetch(delivery(published, T + 30))).status).toBe(503);
+          expect(runs).toBe(1);
+
+          if (outcome === 'succeeds') first.open();
+          else first.fail(new Error('queue down'));
+          await vi.waitFor(async () => expect((await b.fetch(delivery(published, T + 60))).status).toBe(204));
+          expect((await a.fetch(delivery(published, T + 90))).status).toBe(204);
+          expect(runs).toBe(outcome === 'succeeds' ? 1 : 2); // failed: given back, so the retry ran it
+          expect(succeeded).toBe(1);
+        } finally {
+          vi.useRealTimers();
+        }
+      },
+    );
 
     it('marks the event done when a handler that overran finishes after all', async () => {
       const late = gate();
@@ -289,6 +329,8 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
                 return inner[name](key, context);
               };
             let succeeded = 0;
+            // A hung handler keeps its claim (renewed every 5 ms) while it lives: each run's end fails them.
+            const hung: (() => void)[] = [];
             const webhooks = make({
               handlerTimeoutMs: 5,
               dedupeTimeoutMs: 2,
@@ -297,16 +339,20 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
               on: {
                 'post.published': async () => {
                   const what = faultOf('handler');
-                  if (what === 'hang') return hang();
+                  if (what === 'hang') return new Promise<never>((_, reject) => hung.push(() => reject(new Error('hung'))));
                   if (what === 'throw') throw new Error('handler');
                   succeeded += 1;
                 },
               },
             });
-            for (attempt = 0; attempt < plan.length; attempt++) {
-              const { status } = await webhooks.fetch(delivery(published, T + attempt));
-              if (status === 204) expect(succeeded).toBeGreaterThan(0);
-              else expect([500, 503]).toContain(status);
+            try {
+              for (attempt = 0; attempt < plan.length; attempt++) {
+                const { status } = await webhooks.fetch(delivery(published, T + attempt));
+                if (status === 204) expect(succeeded).toBeGreaterThan(0);
+                else expect([500, 503]).toContain(status);
+              }
+            } finally {
+              for (const fail of hung) fail();
             }
           },
         ),
@@ -456,6 +502,20 @@ describe('the in-memory default store', () => {
     store.complete('k', context('c'));
     store.release('k', context('c')); // a late release does not undo done
     expect(store.claim('k', context('d'))).toBe('done');
+  });
+
+  it('renews a claim for its holder (the same claim id) when claimed again; anyone else still finds it in flight', () => {
+    let clock = 0;
+    const store = memoryDedupe(100, () => clock);
+    expect(store.claim('k', context('a'))).toEqual({ state: 'new', stale: false }); // until 1 000
+    clock = 900;
+    expect(store.claim('k', context('a'))).toEqual({ state: 'new', stale: false }); // until 1 900
+    clock = 1_500;
+    expect(store.claim('k', context('b'))).toBe('in-flight');
+    clock = 1_900;
+    expect(store.claim('k', context('b'))).toEqual({ state: 'new', stale: false }); // expired at last
+    store.complete('k', context('b'));
+    expect(store.claim('k', context('b'))).toBe('done'); // a renewal never undoes done
   });
 
   it('stays bounded: past maxKeys the oldest events and posts are forgotten', () => {
