@@ -174,18 +174,22 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
         vi.useFakeTimers(); // as a user's tests of their app would; the store's clock is faked too
         try {
           const store = memoryDedupe();
+          const started = gate();
           const first = gate();
           let runs = 0;
           let succeeded = 0;
           const on = {
             'post.published': async () => {
-              if (++runs === 1) await first.promise; // ignores its signal
+              if (++runs === 1) {
+                started.open();
+                await first.promise; // ignores its signal
+              }
               succeeded += 1;
             },
           };
           const [a, b] = [make({ dedupe: store, on }), make({ dedupe: store, on })];
           const one = a.fetch(delivery());
-          await vi.waitFor(() => expect(runs).toBe(1));
+          await started.promise;
           await vi.advanceTimersByTimeAsync(10_000); // handlerTimeoutMs
           expect((await one).status).toBe(500);
           await vi.advanceTimersByTimeAsync(10 * 60_000); // 20 × inFlightTtlMs: the live run keeps its claim
@@ -195,7 +199,7 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
 
           if (outcome === 'succeeds') first.open();
           else first.fail(new Error('queue down'));
-          await vi.waitFor(async () => expect((await b.fetch(delivery(published, T + 60))).status).toBe(204));
+          await vi.waitFor(async () => expect((await b.fetch(delivery(published, T + 60))).status).toBe(204), { timeout: 5_000 });
           expect((await a.fetch(delivery(published, T + 90))).status).toBe(204);
           expect(runs).toBe(outcome === 'succeeds' ? 1 : 2); // failed: given back, so the retry ran it
           expect(succeeded).toBe(1);
