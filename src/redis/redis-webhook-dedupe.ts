@@ -39,7 +39,8 @@ const DEFAULT_COMMAND_TIMEOUT_MS = 3_000;
 
 /**
  * Claim, for each event of a batch: take an unknown event for its ttl (the value is its claim id), renew the ttl
- * of a claim that holds the same claim id, or say it is in flight or done; for a new one, compare its `created_at` with its post's newest handled one. Per event n (from 0):
+ * of a claim that holds the same claim id, or say it is in flight or done; for a new one, compare its `created_at`
+ * with its post's newest handled one. Per event n (from 0):
  * KEYS[2n+1] event, KEYS[2n+2] post's newest; ARGV[3n+1] claim id, ARGV[3n+2] ttl ms, ARGV[3n+3] created_at or ''.
  * Returns one of new, stale, in-flight, done per event. One script, so each event's step is atomic.
  */

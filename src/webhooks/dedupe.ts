@@ -81,7 +81,10 @@ export interface WebhookClaimContext {
  * }
  */
 export interface WebhookDedupeStore {
-  /** Claims (or renews its own claim on) `key`: `new` (run the handler), `in-flight` (another delivery is running it) or `done`. */
+  /**
+   * Claims `key` (or renews the claim holding `context.claimId`): `new` (run the handler), `in-flight` (another
+   * delivery is running it) or `done`.
+   */
   claim(key: string, context: WebhookClaimContext): WebhookClaimResult | Promise<WebhookClaimResult>;
   /** Gives a claim back after its handler failed, so the service's retry runs the handler again. */
   release(key: string, context: WebhookClaimContext): unknown;
