@@ -100,6 +100,10 @@
 //   server app 29.29 KB. +0.04 KB minified (the loaded check in the request path); the rest, +0.15 KB gz, is ky's
 //   same bytes in another place of the bundle (after oauth4webapi instead of inside the request chunk: ky's share
 //   of the gzip stream 4.20 → 4.39 KB). Ceilings 30.92 KB and 29.32 KB.
+// - Issue 27 §3 (branch i27-webhooks): the handler 5.46 → 5.68 KB, the webhooks entry 5.92 → 6.15 KB (+0.23 KB gz,
+//   +0.47 KB minified): a handler past its time-out keeps its claim, renewed until it settles (outlive), a created_at
+//   past the signature's timestamp plus the tolerance not used for ordering, inFlightTtlMs through the one option
+//   check, the time-out message saying the claim is held: ceilings 5.71 KB and 6.18 KB. The verifier alone 2.65 KB.
 import { relative } from 'node:path';
 import { bundleBreakdown, bundleSize, buildWithSourceMaps, DEPENDENCIES, groupOf, privateImportsIn, STUB_ERROR_CLASSES, USER_BUNDLES } from './bundle-size.mjs';
 
@@ -121,8 +125,8 @@ const rows = [
     ceiling: 3.12 * KB,
   },
   // Its target: stay under standardwebhooks' verifier alone (4.8 KB, bench/RESULTS.md) with a margin.
-  { label: 'webhook handler alone: { createWebhookHandler }', file: 'dist/webhooks/index.js', names: ['createWebhookHandler'], target: 4 * KB, ceiling: 5.5 * KB },
-  { label: 'webhooks entry (export *)', file: 'dist/webhooks/index.js', ceiling: 5.95 * KB },
+  { label: 'webhook handler alone: { createWebhookHandler }', file: 'dist/webhooks/index.js', names: ['createWebhookHandler'], target: 4 * KB, ceiling: 5.71 * KB },
+  { label: 'webhooks entry (export *)', file: 'dist/webhooks/index.js', ceiling: 6.18 * KB },
   // Issue 23's target: the whole schedule entry ≤ 1.5 KB. Its one import from the rest of the SDK is ValidationError,
   // which ships every error class until issue 22 makes them tree-shakable: the second row is the entry with them
   // replaced by a minimal class, so what the schedule code itself costs stays visible.

@@ -5,7 +5,7 @@
  * can never give back the claim another one took since.
  */
 import { ValidationError } from '../errors.js';
-import { integerOption, MAX_TIMEOUT_MS } from '../invalid-option.js';
+import { integerOption, invalidOption, invalidValue, MAX_TIMEOUT_MS } from '../invalid-option.js';
 import type { WebhookClaim, WebhookClaimContext, WebhookDedupeStore } from '../webhooks/dedupe.js';
 import { RELEASE_LOCK } from './lock-scripts.js';
 import { defineScript, RedisConnection, type RedisClientLike, type RedisScript } from './redis-connection.js';
@@ -18,7 +18,10 @@ export interface RedisWebhookDedupeOptions {
    * (`await createClient({ url }).connect()`), v4 to v6. Neither package is imported by the SDK.
    */
   redis: RedisClientLike;
-  /** Start of every key this store writes. Default `postsched:webhook`. */
+  /**
+   * Start of every key this store writes. Default `postsched:webhook`. Without an empty hash tag `{}` (refused: on a
+   * Cluster it would put a post's keys in different slots).
+   */
   prefix?: string;
   /**
    * How long a handled event is remembered, in ms: a duplicate delivered later runs its handler again. Keep it
@@ -35,8 +38,9 @@ const DEFAULT_DONE_TTL_MS = 7 * 86_400_000;
 const DEFAULT_COMMAND_TIMEOUT_MS = 3_000;
 
 /**
- * Claim, for each event of a batch: take an unknown event for its ttl (the value is its claim id), or say it is in
- * flight or done; for a new one, compare its `created_at` with its post's newest handled one. Per event n (from 0):
+ * Claim, for each event of a batch: take an unknown event for its ttl (the value is its claim id), renew the ttl
+ * of a claim that holds the same claim id, or say it is in flight or done; for a new one, compare its `created_at`
+ * with its post's newest handled one. Per event n (from 0):
  * KEYS[2n+1] event, KEYS[2n+2] post's newest; ARGV[3n+1] claim id, ARGV[3n+2] ttl ms, ARGV[3n+3] created_at or ''.
  * Returns one of new, stale, in-flight, done per event. One script, so each event's step is atomic.
  */
@@ -46,7 +50,7 @@ for n = 0, #KEYS / 2 - 1 do
   local event, newestKey, a = KEYS[2 * n + 1], KEYS[2 * n + 2], 3 * n
   local held = redis.call('GET', event)
   if held == 'done' then out[n + 1] = 'done'
-  elseif held then out[n + 1] = 'in-flight'
+  elseif held and held ~= ARGV[a + 1] then out[n + 1] = 'in-flight'
   else
     redis.call('SET', event, ARGV[a + 1], 'PX', ARGV[a + 2])
     local newest = tonumber(redis.call('GET', newestKey) or '')
@@ -117,7 +121,18 @@ export class RedisWebhookDedupe implements WebhookDedupeStore {
       throw new ValidationError('new RedisWebhookDedupe() needs an options object: { redis }.', []);
     }
     const { prefix = DEFAULT_PREFIX } = options;
-    if (typeof prefix !== 'string' || prefix.length === 0) throw new ValidationError('`prefix` must be a non-empty string.', ['prefix']);
+    if (typeof prefix !== 'string' || prefix.length === 0) invalidOption('prefix', 'must be a non-empty string.');
+    // A Cluster hashes the text between a key's first `{` and the next `}`, the whole key when that is empty: a
+    // post's two keys would then fall in two slots, and every script fail (CROSSSLOT).
+    const tag = prefix.indexOf('{');
+    if (tag !== -1 && prefix[tag + 1] === '}') {
+      invalidValue(
+        'prefix',
+        prefix,
+        ": its empty hash tag `{}` puts a post's keys in different Redis Cluster slots, so every delivery would fail. " +
+          'Remove the `{}` (each post then has a slot of its own), or name it (`{webhooks}`: every key in one slot).',
+      );
+    }
     this.#prefix = prefix;
     this.#doneTtlMs = String(integerOption(options.doneTtlMs, 'doneTtlMs', DEFAULT_DONE_TTL_MS, 1, Number.MAX_SAFE_INTEGER));
     const timeoutMs = integerOption(options.commandTimeoutMs, 'commandTimeoutMs', DEFAULT_COMMAND_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
@@ -125,7 +140,10 @@ export class RedisWebhookDedupe implements WebhookDedupeStore {
     this.#batched = !this.#connection.isCluster;
   }
 
-  /** Takes the event for `context.ttlMs`, or says it is in flight or done; `stale` when its post moved past it. */
+  /**
+   * Takes the event for `context.ttlMs` (again, when its claim holds `context.claimId`), or says it is in flight or
+   * done; `stale` when its post moved past it.
+   */
   async claim(key: string, context: WebhookClaimContext): Promise<WebhookClaim> {
     const state = await this.#send('claim', this.#keys(key, context), [context.claimId, String(context.ttlMs), instant(context)]);
     return state === 'stale' ? { state: 'new', stale: true } : { state: state as WebhookClaim['state'] };

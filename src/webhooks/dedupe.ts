@@ -32,13 +32,15 @@ export interface WebhookClaimContext {
   readonly postId: string;
   /**
    * The event's `created_at` as an instant: milliseconds since the Unix epoch, sub-millisecond digits kept as a
-   * fraction. `undefined` when it is not an ISO 8601 time with a zone: such an event is never stale and moves
+   * fraction. `undefined` when it is not an ISO 8601 time with a zone, or when it is later than the signature's
+   * timestamp plus `toleranceSeconds` (an event is signed after it happened): such an event is never stale and moves
    * nothing forward.
    */
   readonly createdAt: number | undefined;
   /**
    * How long a claim in flight lasts (`inFlightTtlMs`): if its holder dies (SIGKILL, a lost instance), the claim
-   * expires then and the service's next retry runs the handler.
+   * expires then and the service's next retry runs the handler. A live holder whose handler runs past
+   * `handlerTimeoutMs` claims again with the same `claimId` every `handlerTimeoutMs` until the handler settles.
    */
   readonly ttlMs: number;
   /** A random id of this attempt: `release` gives the claim back only while it still holds this id. */
@@ -49,8 +51,9 @@ export interface WebhookClaimContext {
  * A dedupe store: where a fleet of receivers agrees on which events are being handled and which are done.
  * Each method may return a promise; each call is bounded by `dedupeTimeoutMs`.
  *
- * - `claim(key, context)`: atomically, if `key` is unknown (or its claim expired), take it for `context.ttlMs`
- *   and answer `new` (with `stale`); else answer `in-flight` or `done`.
+ * - `claim(key, context)`: atomically, if `key` is unknown, its claim expired, or its claim holds
+ *   `context.claimId` (a renewal, while a handler past its time-out still runs), take it for `context.ttlMs` and
+ *   answer `new` (with `stale`); else answer `in-flight` or `done`.
  * - `complete(key, context)`: the handler succeeded: mark `key` done (keep it as long as the service may retry),
  *   and move the post's newest handled `created_at` up to `context.createdAt`. Optional: without it a claim
  *   never expires and is the done mark itself (the first form of this contract).
@@ -66,7 +69,8 @@ export interface WebhookClaimContext {
  *     const row = await sql`INSERT INTO webhook_events (key, claim_id, expires_at)
  *       VALUES (${key}, ${claimId}, now() + ${ttlMs} * interval '1 ms')
  *       ON CONFLICT (key) DO UPDATE SET claim_id = EXCLUDED.claim_id, expires_at = EXCLUDED.expires_at
- *         WHERE webhook_events.done = false AND webhook_events.expires_at < now()
+ *         WHERE webhook_events.done = false
+ *           AND (webhook_events.expires_at < now() OR webhook_events.claim_id = EXCLUDED.claim_id)
  *       RETURNING claim_id`
  *     if (row.length > 0) return 'new'
  *     const [{ done }] = await sql`SELECT done FROM webhook_events WHERE key = ${key}`
@@ -77,9 +81,12 @@ export interface WebhookClaimContext {
  * }
  */
 export interface WebhookDedupeStore {
-  /** Claims `key`: `new` (run the handler), `in-flight` (another delivery is running it) or `done`. */
+  /**
+   * Claims `key` (or renews the claim holding `context.claimId`): `new` (run the handler), `in-flight` (another
+   * delivery is running it) or `done`.
+   */
   claim(key: string, context: WebhookClaimContext): WebhookClaimResult | Promise<WebhookClaimResult>;
-  /** Gives a claim back after its handler failed or timed out, so the service's retry runs the handler again. */
+  /** Gives a claim back after its handler failed, so the service's retry runs the handler again. */
   release(key: string, context: WebhookClaimContext): unknown;
   /** Marks `key` handled and records `context.createdAt` as the post's newest handled time when it is later. */
   complete?(key: string, context: WebhookClaimContext): unknown;
@@ -126,9 +133,11 @@ const ISO_8601 = /^(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?(
 /**
  * `created_at` as an instant (ms since the epoch, sub-millisecond digits as a fraction), so `…T12:00:00+02:00`
  * comes before `…T11:00:00Z` and `.5Z` after `.25Z`, which string order gets wrong; `undefined` unless ISO 8601
- * with a zone (a time without one is local to an unknown place).
+ * with a zone (a time without one is local to an unknown place), and when later than `notAfter`: an event is
+ * signed after it happened, so one dated past its signature (and the clocks' tolerance) would mark the post's real
+ * events stale.
  */
-export function instantOf(createdAt: string): number | undefined {
+export function instantOf(createdAt: string, notAfter = Infinity): number | undefined {
   const m = ISO_8601.exec(createdAt);
   if (m === null) return undefined;
   const [month, day, hour, minute, second, offsetHours = 0, offsetMinutes = 0] = [2, 3, 4, 5, 6, 9, 10].map((i) => Number(m[i] ?? 0));
@@ -136,7 +145,8 @@ export function instantOf(createdAt: string): number | undefined {
     return undefined;
   }
   const offset = (m[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
-  return Date.UTC(Number(m[1]), month! - 1, day, hour, minute, second) - offset + Number(`0.${m[7] ?? 0}`) * 1000;
+  const instant = Date.UTC(Number(m[1]), month! - 1, day, hour, minute, second) - offset + Number(`0.${m[7] ?? 0}`) * 1000;
+  return instant > notAfter ? undefined : instant;
 }
 
 /** Keys remembered by the in-memory default: enough for days of one endpoint's traffic, a few MB at most. */
@@ -161,7 +171,7 @@ export function memoryDedupe(maxKeys = MEMORY_DEDUPE_KEYS, now = Date.now): Requ
       if (events.has(key)) {
         const claim = events.get(key);
         if (claim === undefined) return 'done';
-        if (claim.until > now()) return 'in-flight';
+        if (claim.until > now() && claim.claimId !== claimId) return 'in-flight';
       }
       remember(events, key, { claimId, until: now() + ttlMs });
       const latest = newest.get(postId);

@@ -5,7 +5,7 @@
  * while the event is being handled gets a retryable 503, never a 2xx, so a first run that then fails is retried.
  */
 import { PostSchedError } from '../base-error.js';
-import { integerOption, MAX_TIMEOUT_MS } from '../invalid-option.js';
+import { integerOption, invalidOption, MAX_TIMEOUT_MS } from '../invalid-option.js';
 import {
   instantOf,
   memoryDedupe,
@@ -44,23 +44,29 @@ const MAX_LOCAL_WAITS = 2;
 /** The answer once the event is handled (or has no handler). */
 export const ok: Answer = { status: 204, body: null };
 
-/** Returns `once(event, run)`: the answer to a verified event, its handler run at most once at a time. */
+/**
+ * Returns `once(event, run, latest)`: the answer to a verified event, its handler run at most once at a time;
+ * `latest` (ms) is the latest `created_at` its signature allows, past which it is not used for ordering.
+ */
 export function handleOnce(
   options: HandleOnceOptions,
   report: (error: unknown, context: WebhookErrorContext) => Promise<void>,
-): (event: WebhookEvent, run: RunHandler) => Promise<Answer> {
+): (event: WebhookEvent, run: RunHandler, latest: number) => Promise<Answer> {
   // Timers: past setTimeout's ceiling one fires at once, and every handler would time out. The claim's ttl is no timer.
   const handlerTimeoutMs = integerOption(options.handlerTimeoutMs, 'handlerTimeoutMs', DEFAULT_HANDLER_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
   const dedupeTimeoutMs = integerOption(options.dedupeTimeoutMs, 'dedupeTimeoutMs', DEFAULT_DEDUPE_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
   const inFlightTtlMs = integerOption(options.inFlightTtlMs, 'inFlightTtlMs', DEFAULT_IN_FLIGHT_TTL_MS, 1, Number.MAX_SAFE_INTEGER);
-  if (inFlightTtlMs <= handlerTimeoutMs + 2 * dedupeTimeoutMs) {
+  const holdMs = handlerTimeoutMs + 2 * dedupeTimeoutMs;
+  if (inFlightTtlMs <= holdMs) {
     // Else a live, slow holder could lose its claim and a duplicate run the handler beside it.
-    throw new PostSchedError(
-      `inFlightTtlMs (${inFlightTtlMs}) must be longer than handlerTimeoutMs + 2 × dedupeTimeoutMs (${handlerTimeoutMs + 2 * dedupeTimeoutMs})`,
+    invalidOption(
+      'inFlightTtlMs',
+      `is too short: inFlightTtlMs (${inFlightTtlMs}) must be longer than handlerTimeoutMs + 2 × dedupeTimeoutMs (${holdMs}). Raise it, or lower those two.`,
     );
   }
   const store = toStore(options.dedupe);
-  // By then the run in flight has finished or timed out: the retry finds it done, or runs it.
+  // By then the run in flight has finished or timed out: the retry finds it done, runs it, or (a run past its time
+  // bound goes on) is answered this again.
   const inFlight: Answer = { status: 503, body: 'in_flight', retryAfter: Math.ceil(handlerTimeoutMs / 1000) };
   /**
    * Events being handled in this process, by key. A duplicate here waits for the outcome instead of a 503; the
@@ -70,14 +76,20 @@ export function handleOnce(
 
   const call = <T>(step: WebhookTimedStep, work: () => T) =>
     timeBound(work, dedupeTimeoutMs, () => new WebhookTimeoutError(step, dedupeTimeoutMs));
-  /** A store call whose outcome nobody waits for (a give-back after a failed claim, a late done mark). */
-  const quietly = (step: WebhookTimedStep, work: () => unknown) => void (async () => call(step, work))().catch(() => {});
+  /** A store call whose outcome no answer waits for (a give-back after a failed claim, a renewal, a late done mark). */
+  const quietly = async (step: WebhookTimedStep, work: () => unknown): Promise<void> => {
+    try {
+      await call(step, work);
+    } catch {
+      // Nobody to tell: the delivery was answered already, or is answered 500 for another reason.
+    }
+  };
 
   /**
    * Runs the handler within `handlerTimeoutMs`. Past it, aborts its signal (made only when the handler reads it)
-   * and, if it finishes after all, calls `late`.
+   * and hands the run, which goes on (JavaScript cannot stop it), to `overran`.
    */
-  async function run(event: WebhookEvent, handler: RunHandler, stale: boolean, late?: () => void): Promise<void> {
+  async function run(event: WebhookEvent, handler: RunHandler, stale: boolean, overran?: (work: PromiseLike<unknown>) => void): Promise<void> {
     let controller: AbortController | undefined;
     let work: unknown;
     let timedOut = false;
@@ -96,13 +108,33 @@ export function handleOnce(
     } catch (error) {
       if (timedOut) {
         (controller ??= new AbortController()).abort(error);
-        (work as Promise<unknown>).then(late, () => {});
+        overran?.(work as PromiseLike<unknown>);
       }
       throw error;
     }
   }
 
-  /** Gives the claim back (the handler failed or timed out): the service's retry then runs the handler. */
+  /**
+   * A run past its time bound keeps its claim until it settles, so that no retry runs the handler beside it: the
+   * claim is renewed (claimed again under its own id) at once and then every `handlerTimeoutMs`, which
+   * `inFlightTtlMs` outlasts with two store calls. Settled, the event is marked done, or given back when the run
+   * failed, so a retry runs it. If this process dies meanwhile, the claim expires and a retry runs the handler.
+   */
+  async function outlive(work: PromiseLike<unknown>, key: string, context: WebhookClaimContext): Promise<void> {
+    let live = true;
+    const settled = Promise.resolve(work)
+      .then(() => 'complete' as const, () => 'release' as const)
+      .finally(() => (live = false));
+    // Claims expire only in a store that marks events done (without `complete`, a claim is the done mark).
+    while (live && store!.complete !== undefined) {
+      await quietly('claim', () => store!.claim(key, context));
+      await timeBound(() => settled, handlerTimeoutMs, () => new Error('renew'), true).catch(() => {});
+    }
+    const step = await settled;
+    await quietly(step, () => store![step]?.(key, context));
+  }
+
+  /** Gives the claim back (the handler failed): the service's retry then runs the handler. */
   async function giveBack(key: string, context: WebhookClaimContext, event: WebhookEvent): Promise<void> {
     if (store?.release === undefined) return;
     try {
@@ -113,7 +145,7 @@ export function handleOnce(
     }
   }
 
-  return async function once(event, handler) {
+  return async function once(event, handler, latest) {
     const key = store === undefined ? undefined : webhookDedupeKey(event);
     if (key === undefined) {
       await run(event, handler, false);
@@ -127,7 +159,7 @@ export function handleOnce(
     running.set(key, entry);
     const context: WebhookClaimContext = {
       postId: event.data.id as string,
-      createdAt: instantOf(event.created_at),
+      createdAt: instantOf(event.created_at, latest),
       ttlMs: inFlightTtlMs,
       claimId: crypto.randomUUID(),
     };
@@ -141,16 +173,16 @@ export function handleOnce(
         throw error;
       }
       if (claim.state !== 'new') return claim.state === 'done' ? ok : inFlight;
-      const complete = () => store!.complete?.(key, context);
+      let overran: PromiseLike<unknown> | undefined;
       try {
-        // Finished after its time-out: it was handled after all, so the next duplicate need not run it again.
-        await run(event, handler, claim.stale === true, () => quietly('complete', complete));
+        await run(event, handler, claim.stale === true, (work) => (overran = work));
       } catch (error) {
-        await giveBack(key, context, event);
+        if (overran === undefined) await giveBack(key, context, event);
+        else void outlive(overran, key, context); // answered 500 now; the run keeps its claim until it settles
         throw error;
       }
       try {
-        await call('complete', complete);
+        await call('complete', () => store!.complete?.(key, context));
       } catch (error) {
         // Handled, so 2xx; not marked done, so its claim expires and a duplicate after that may run it again.
         await report(error, { status: 204, event });

@@ -12,17 +12,22 @@ import { handleOnce, ok, type RunHandler } from './handle-once.js';
 import { nodeDelivery, writeNodeAnswer, type NodeWebhookRequest, type NodeWebhookResponse } from './handler-node.js';
 import { assertUnreadRequest, bodyLimit, discardRequestBody, readRequestBody } from './read-body.js';
 import { toSecretList, type WebhookSecret } from './secret.js';
-import { checkSignature, verifySigned, type VerifyWebhookClockOptions } from './verify.js';
+import { checkSignature, toleranceOf, verifySigned, type VerifyWebhookClockOptions } from './verify.js';
 
 /** What every handler gets beside its event. */
 export interface WebhookHandlerContext {
   /**
    * `true` when an event of the same post (`data.id`) with a later `created_at` was already handled: this one
    * arrived late (a retry, another instance). Skip the state change it would make, and return: it is answered
-   * 2xx like any other. Always `false` for an event without a string `data.id` or an ISO 8601 `created_at`.
+   * 2xx like any other. Always `false` for an event without a string `data.id` or an ISO 8601 `created_at`, and
+   * for one whose `created_at` is later than its signature's timestamp plus `toleranceSeconds` (such an event does
+   * not move its post on either).
    */
   readonly stale: boolean;
-  /** Aborted when the handler runs past `handlerTimeoutMs` (the delivery is then answered 500): stop there. */
+  /**
+   * Aborted when the handler runs past `handlerTimeoutMs` (the delivery is then answered 500): stop there. Until the
+   * handler settles its event stays claimed, so retries are answered 503.
+   */
   readonly signal: AbortSignal;
 }
 
@@ -83,8 +88,10 @@ export interface WebhookHandlerOptions extends VerifyWebhookClockOptions {
   dedupe?: WebhookDedupe | false | undefined;
   /**
    * How long a handler may run, in ms (default 10 000, under the time-outs of common senders; at most 2 147 483 647,
-   * `setTimeout`'s ceiling). Past it the answer is 500, the claim is given back so the retry runs the handler
-   * again, its `signal` is aborted and `onError` gets a `WebhookTimeoutError` (`handler_timeout`).
+   * `setTimeout`'s ceiling). Past it the answer is 500 (so the service retries), its `signal` is aborted and
+   * `onError` gets a `WebhookTimeoutError` (`handler_timeout`). The run cannot be stopped, so it keeps the event's
+   * claim (renewed every `handlerTimeoutMs`) until it settles, and retries meanwhile get 503: then the event is
+   * done if it succeeded, or given back if it failed, so a later retry runs the handler again.
    */
   handlerTimeoutMs?: number | undefined;
   /**
@@ -95,7 +102,8 @@ export interface WebhookHandlerOptions extends VerifyWebhookClockOptions {
   /**
    * How long a claim in flight lasts, in ms (default 30 000): a process that died mid-handler blocks its event
    * this long, then the service's next retry runs the handler. Must be longer than
-   * `handlerTimeoutMs + 2 × dedupeTimeoutMs`, so a live holder never loses its claim.
+   * `handlerTimeoutMs + 2 × dedupeTimeoutMs`, so a live holder never loses its claim (a handler past its time-out
+   * renews it every `handlerTimeoutMs`).
    */
   inFlightTtlMs?: number | undefined;
   /** The largest body read, in bytes (default 1 MiB); a longer one is answered 400 `body_too_large`. */
@@ -171,17 +179,21 @@ export function createHandlerWith(backend: HmacBackend, options: WebhookHandlerO
     }
   }
 
-  /** Configuration first, then everything the header decides, and only then the body. */
-  async function verify(delivery: Delivery): Promise<WebhookEvent> {
+  /**
+   * Configuration first, then everything the header decides, and only then the body. Also returns the latest
+   * `created_at` the event can have, in ms: its signature's timestamp plus the tolerance between the clocks.
+   */
+  async function verify(delivery: Delivery): Promise<[WebhookEvent, number]> {
     const secrets = toSecretList(options.secret);
     delivery.assertReadable();
     const signature = checkSignature(delivery.headers, options);
-    return verifySigned(backend, secrets, signature, await delivery.read(limit));
+    const event = await verifySigned(backend, secrets, signature, await delivery.read(limit));
+    return [event, (signature.timestamp + toleranceOf(options)) * 1000];
   }
 
-  function dispatch(event: WebhookEvent): Answer | Promise<Answer> {
+  function dispatch(event: WebhookEvent, latest: number): Answer | Promise<Answer> {
     const run = (event.event === 'unknown' ? onUnknown : on[event.event]) as RunHandler | undefined;
-    return run === undefined ? ok : once(event, run); // nobody listens: acknowledged, nothing remembered
+    return run === undefined ? ok : once(event, run, latest); // nobody listens: acknowledged, nothing remembered
   }
 
   async function answer(delivery: Delivery): Promise<Answer> {
@@ -190,8 +202,9 @@ export function createHandlerWith(backend: HmacBackend, options: WebhookHandlerO
       return { status: 405, body: 'method_not_allowed' };
     }
     let event: WebhookEvent;
+    let latest: number;
     try {
-      event = await verify(delivery);
+      [event, latest] = await verify(delivery);
     } catch (error) {
       delivery.discard(); // whatever of the body was not read stays unread
       const rejected = error instanceof WebhookVerificationError && !CONFIGURATION_REASONS.has(error.reason);
@@ -199,7 +212,7 @@ export function createHandlerWith(backend: HmacBackend, options: WebhookHandlerO
       return rejected ? { status: 400, body: error.reason } : serverError;
     }
     try {
-      return await dispatch(event);
+      return await dispatch(event, latest);
     } catch (error) {
       await report(error, { status: 500, event });
       return serverError;

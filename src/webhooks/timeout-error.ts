@@ -3,8 +3,9 @@ import { PostSchedError } from '../base-error.js';
 
 /**
  * What overran. Stable, machine-readable: switch on it, log it, count it.
- * - `handler_timeout`: the event's handler ran past `handlerTimeoutMs`; the answer was 500 and the claim was given
- *   back, so the service's retry runs the handler again (the handler's `signal` was aborted).
+ * - `handler_timeout`: the event's handler ran past `handlerTimeoutMs`; the answer was 500 and the handler's
+ *   `signal` was aborted. The event stays claimed until the handler settles (retries get 503): then it is done, or
+ *   given back when the handler failed, so the service's retry runs it again.
  * - `dedupe_timeout`: a call to the dedupe store (`operation`) got no answer within `dedupeTimeoutMs`.
  */
 export type WebhookTimeoutReason = 'handler_timeout' | 'dedupe_timeout';
@@ -38,7 +39,7 @@ export class WebhookTimeoutError extends PostSchedError {
     super(
       `${handler ? 'The webhook handler' : `The dedupe store's ${step}()`} took over ${timeoutMs} ms ` +
         (handler
-          ? '(handlerTimeoutMs): answered 500, claim given back. Enqueue slow work and return.'
+          ? '(handlerTimeoutMs): answered 500; the event stays claimed until it settles. Enqueue slow work and return.'
           : '(dedupeTimeoutMs). Is the store reachable?'),
     );
     this.reason = handler ? 'handler_timeout' : 'dedupe_timeout';

@@ -64,8 +64,13 @@ function seconds(time: Date | number | undefined, what: string): number {
   return Math.floor(ms / 1000);
 }
 
+/** `toleranceSeconds`, checked, or its default. */
+export function toleranceOf(options: VerifyWebhookClockOptions): number {
+  return integerOption(options.toleranceSeconds, 'toleranceSeconds', DEFAULT_WEBHOOK_TOLERANCE_SECONDS, 0, Number.MAX_SAFE_INTEGER);
+}
+
 function checkClock(timestamp: number, options: VerifyWebhookClockOptions): void {
-  const tolerance = integerOption(options.toleranceSeconds, 'toleranceSeconds', DEFAULT_WEBHOOK_TOLERANCE_SECONDS, 0, Number.MAX_SAFE_INTEGER);
+  const tolerance = toleranceOf(options);
   const age = seconds(options.now, 'now: pass a Date or milliseconds since 1970') - timestamp;
   if (age > tolerance) {
     reject('timestamp_too_old', `Timestamp ${age}s old, over ${tolerance}s tolerance: a replay, or a slow clock`);

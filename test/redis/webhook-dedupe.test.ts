@@ -5,8 +5,9 @@
  */
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ValidationError } from '@postsched/sdk';
 import { RedisWebhookDedupe, WebhookDedupeUnavailableError, type RedisClientLike } from '@postsched/sdk/redis';
-import { createWebhookHandler, signWebhook, type WebhookClaimContext } from '@postsched/sdk/webhooks';
+import { createWebhookHandler, signWebhook, type WebhookClaimContext, type WebhookHandler } from '@postsched/sdk/webhooks';
 import { type RedisCluster, startRedisCluster } from './redis-server.js';
 import { CLIENT_KINDS, type TestClient } from './redis-clients.js';
 import { type RedisServer, startRedisServer } from './redis-server.js';
@@ -55,6 +56,16 @@ function transitions(connect: () => Promise<{ client: RedisClientLike; close(): 
     await dedupe.complete(KEY, context('c'));
     await dedupe.release(KEY, context('c'));
     expect(await dedupe.claim(KEY, context('d'))).toEqual({ state: 'done' });
+  });
+
+  it('renews a claim for its holder (the same claim id) for the new ttl; anyone else finds it in flight, its holder done once done', async () => {
+    const dedupe = store();
+    expect(await dedupe.claim(KEY, context('a', 1_000, 'post_1', 150))).toEqual({ state: 'new' });
+    expect(await dedupe.claim(KEY, context('a', 1_000, 'post_1', 60_000))).toEqual({ state: 'new' });
+    await sleep(300); // past the first ttl
+    expect(await dedupe.claim(KEY, context('b'))).toEqual({ state: 'in-flight' });
+    await dedupe.complete(KEY, context('a'));
+    expect(await dedupe.claim(KEY, context('a'))).toEqual({ state: 'done' });
   });
 
   it('expires a claim whose holder died after its ttlMs, and a done mark after doneTtlMs', async () => {
@@ -134,6 +145,19 @@ describe.each(CLIENT_KINDS)('RedisWebhookDedupe ($name)', (kind) => {
     expect(() => new RedisWebhookDedupe({ redis: test.client, commandTimeoutMs: 2 ** 31 })).toThrow(/`commandTimeoutMs` must be an integer from 1 to 2147483647/);
     expect(() => new RedisWebhookDedupe({ redis: test.client, prefix: '' })).toThrow(/`prefix`/);
   });
+
+  it('refuses a prefix whose hash tag is empty, which would split a post’s keys over Cluster slots', () => {
+    for (const prefix of ['wh{}', '{}', 'a{}b{c}', '{}:{webhooks}']) {
+      expect(() => new RedisWebhookDedupe({ redis: test.client, prefix }), prefix).toThrow(ValidationError);
+      expect(() => new RedisWebhookDedupe({ redis: test.client, prefix }), prefix).toThrow(/^`prefix` is ".*": its empty hash tag `\{\}` .* Remove the `\{\}`/);
+    }
+    // A named tag (every key in one slot), or a `{` the post's tag closes, still keeps a post's keys together.
+    for (const prefix of ['wh{webhooks}', 'wh{', 'a}{b}', 'postsched:webhook']) {
+      expect(() => new RedisWebhookDedupe({ redis: test.client, prefix }), prefix).not.toThrow();
+      const keys = [`${prefix}:{post:p}:["e"]`, `${prefix}:{post:p}:newest`];
+      expect(hashTag(keys[0]!), prefix).toBe(hashTag(keys[1]!));
+    }
+  });
 });
 
 describe('RedisWebhookDedupe on a Redis Cluster (ioredis Cluster)', () => {
@@ -166,6 +190,78 @@ describe('RedisWebhookDedupe on a Redis Cluster (ioredis Cluster)', () => {
     }
     expect(slots.size).toBe(3); // every master holds some
   });
+});
+
+/** A handler on a fresh RedisWebhookDedupe (its own prefix) over one of the test server's clients. */
+describe('createWebhookHandler with RedisWebhookDedupe', () => {
+  let test: TestClient;
+  beforeAll(async () => {
+    test = await CLIENT_KINDS[0]!.connect(server.url);
+  });
+  afterAll(async () => {
+    await test?.close();
+  });
+  const dedupe = (name: string) => new RedisWebhookDedupe({ redis: test.client, prefix: `${name}:${crypto.randomUUID()}` });
+  async function signed(event: string, createdAt: string, postId = 'post_1'): Promise<Request> {
+    const text = JSON.stringify({ event, created_at: createdAt, data: { id: postId, account_ids: ['acc_1'], published_at: createdAt } });
+    const signature = await signWebhook({ body: text, secret: SECRET });
+    return new Request('http://127.0.0.1/webhooks', { method: 'POST', body: text, headers: { 'x-service-signature': signature } });
+  }
+
+  it('orders by no created_at later than the signature’s timestamp plus the tolerance: the post’s real events are not stale after it', async () => {
+    const now = Date.now();
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const seen: string[] = [];
+    const record = (event: { created_at: string }, { stale }: { stale: boolean }) => void seen.push(`${event.created_at}${stale ? ' stale' : ''}`);
+    const webhooks = createWebhookHandler({ secret: SECRET, dedupe: dedupe('future'), on: { 'post.failed': record, 'post.scheduled': record } });
+    const futures = ['9999-12-31T23:59:59Z', '2030-01-01T00:00:00Z', iso(now + 30 * 86_400_000), iso(now + 3_600_000)];
+    for (const [i, future] of futures.entries()) {
+      expect((await webhooks.fetch(await signed('post.failed', future, `post_${i}`))).status).toBe(204);
+      expect((await webhooks.fetch(await signed('post.scheduled', iso(now - 1_000), `post_${i}`))).status).toBe(204);
+    }
+    expect(seen.filter((line) => line.endsWith('stale'))).toEqual([]);
+    // A created_at within the bound still orders the post.
+    await webhooks.fetch(await signed('post.failed', iso(now), 'post_real'));
+    await webhooks.fetch(await signed('post.scheduled', iso(now - 1_000), 'post_real'));
+    expect(seen.at(-1)).toBe(`${iso(now - 1_000)} stale`);
+  });
+
+  it.each(['succeeds', 'fails'] as const)(
+    'runs the event once when its handler runs past handlerTimeoutMs at one instance: both answer 503 until that run settles, past inFlightTtlMs (it %s)',
+    async (outcome) => {
+      const bounds = { handlerTimeoutMs: 200, dedupeTimeoutMs: 1_000, inFlightTtlMs: 2_500 };
+      const prefix = `overrun:${crypto.randomUUID()}`;
+      let release!: (error?: Error) => void;
+      const first = new Promise<void>((resolve, reject) => (release = (error) => (error ? reject(error) : resolve())));
+      let runs = 0;
+      let succeeded = 0;
+      const on = {
+        'post.published': async () => {
+          if (++runs === 1) await first; // ignores its signal
+          succeeded += 1;
+        },
+      };
+      // Two instances, each with its own RedisWebhookDedupe on the one Redis.
+      const [a, b] = [0, 1].map(() =>
+        createWebhookHandler({ ...bounds, secret: SECRET, onError: () => {}, on, dedupe: new RedisWebhookDedupe({ redis: test.client, prefix }) }),
+      ) as [WebhookHandler, WebhookHandler];
+      const event = () => signed('post.published', '2024-05-01T12:05:00Z');
+      expect((await a.fetch(await event())).status).toBe(500);
+      // Retries at both instances for longer than inFlightTtlMs while that run lives: none runs the handler.
+      const statuses = new Set<number>();
+      for (const until = Date.now() + bounds.inFlightTtlMs + 500; Date.now() < until; await sleep(100)) {
+        for (const instance of [a, b]) statuses.add((await instance.fetch(await event())).status);
+      }
+      expect([...statuses]).toEqual([503]);
+      expect(runs).toBe(1);
+
+      release(outcome === 'succeeds' ? undefined : new Error('queue down'));
+      await vi.waitFor(async () => expect((await b.fetch(await event())).status).toBe(204), { timeout: 5_000, interval: 50 });
+      expect((await a.fetch(await event())).status).toBe(204);
+      expect(runs).toBe(outcome === 'succeeds' ? 1 : 2); // failed: given back, so a retry ran it
+      expect(succeeded).toBe(1);
+    },
+  );
 });
 
 describe('createWebhookHandler with RedisWebhookDedupe when Redis fails', () => {

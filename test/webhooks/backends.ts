@@ -11,8 +11,11 @@ export const backends = [
 export type WebhooksApi = typeof web;
 
 export const SECRET = 'whsec_test_2f8a1c';
-/** 2023-11-14T22:13:20Z, as Unix seconds; tests pass it as `now` so the clock never matters. */
-export const T = 1_700_000_000;
+/**
+ * 2024-05-01T14:00:00Z, as Unix seconds; tests pass it as `now` so the clock never matters. After the `created_at`
+ * of every test event (2024-05-01, by 13:00), as the service signs an event after it happened.
+ */
+export const T = 1_714_572_000;
 export const NOW = T * 1000;
 
 /** The reference signature: HMAC-SHA256 over "<t>.<body bytes>", lowercase hex, straight from node:crypto. */

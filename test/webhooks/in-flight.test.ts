@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
+import { ValidationError } from '../../src/errors.js';
 import { memoryDedupe, type WebhookClaimContext, type WebhookDedupeStore } from '../../src/webhooks/dedupe.js';
 import { NOW, SECRET, T, backends, header } from './backends.js';
 
@@ -136,9 +137,10 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
   describe('time bounds', () => {
     const fast = { handlerTimeoutMs: 40, dedupeTimeoutMs: 20, inFlightTtlMs: 1_000 };
 
-    it('answers 500 to a handler that hangs, aborts its signal, reports WebhookTimeoutError, and runs the retry', async () => {
+    it('answers 500 to a handler past its time bound, aborts its signal, reports WebhookTimeoutError, and runs the retry once that run failed', async () => {
       const onError = vi.fn();
       const signals: AbortSignal[] = [];
+      const first = gate();
       let runs = 0;
       const webhooks = make({
         ...fast,
@@ -146,7 +148,7 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
         on: {
           'post.published': (_event, { signal }) => {
             signals.push(signal);
-            if (++runs === 1) return hang();
+            if (++runs === 1) return first.promise; // ignores its signal
           },
         },
       });
@@ -159,10 +161,53 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
       expect(signals[0]!.aborted).toBe(true);
       expect(signals[0]!.reason).toBe(error);
 
-      expect((await webhooks.fetch(delivery(published, T + 60))).status).toBe(204); // the claim was given back
+      expect((await webhooks.fetch(delivery(published, T + 30))).status).toBe(503); // that run still goes
+      first.fail(new Error('gave up after all'));
+      await vi.waitFor(async () => expect((await webhooks.fetch(delivery(published, T + 60))).status).toBe(204)); // given back
       expect(runs).toBe(2);
       expect(signals[1]!.aborted).toBe(false);
     });
+
+    it.each(['succeeds', 'fails'] as const)(
+      'runs the event once when its handler ignores its signal: retries here and at another instance get 503 until that run settles, however long (it %s)',
+      async (outcome) => {
+        vi.useFakeTimers(); // as a user's tests of their app would; the store's clock is faked too
+        try {
+          const store = memoryDedupe();
+          const started = gate();
+          const first = gate();
+          let runs = 0;
+          let succeeded = 0;
+          const on = {
+            'post.published': async () => {
+              if (++runs === 1) {
+                started.open();
+                await first.promise; // ignores its signal
+              }
+              succeeded += 1;
+            },
+          };
+          const [a, b] = [make({ dedupe: store, on }), make({ dedupe: store, on })];
+          const one = a.fetch(delivery());
+          await started.promise;
+          await vi.advanceTimersByTimeAsync(10_000); // handlerTimeoutMs
+          expect((await one).status).toBe(500);
+          await vi.advanceTimersByTimeAsync(10 * 60_000); // 20 × inFlightTtlMs: the live run keeps its claim
+          expect((await a.fetch(delivery(published, T + 30))).status).toBe(503);
+          expect((await b.fetch(delivery(published, T + 30))).status).toBe(503);
+          expect(runs).toBe(1);
+
+          if (outcome === 'succeeds') first.open();
+          else first.fail(new Error('queue down'));
+          await vi.waitFor(async () => expect((await b.fetch(delivery(published, T + 60))).status).toBe(204), { timeout: 5_000 });
+          expect((await a.fetch(delivery(published, T + 90))).status).toBe(204);
+          expect(runs).toBe(outcome === 'succeeds' ? 1 : 2); // failed: given back, so the retry ran it
+          expect(succeeded).toBe(1);
+        } finally {
+          vi.useRealTimers();
+        }
+      },
+    );
 
     it('marks the event done when a handler that overran finishes after all', async () => {
       const late = gate();
@@ -288,6 +333,8 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
                 return inner[name](key, context);
               };
             let succeeded = 0;
+            // A hung handler keeps its claim (renewed every 5 ms) while it lives: each run's end fails them.
+            const hung: (() => void)[] = [];
             const webhooks = make({
               handlerTimeoutMs: 5,
               dedupeTimeoutMs: 2,
@@ -296,16 +343,20 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
               on: {
                 'post.published': async () => {
                   const what = faultOf('handler');
-                  if (what === 'hang') return hang();
+                  if (what === 'hang') return new Promise<never>((_, reject) => hung.push(() => reject(new Error('hung'))));
                   if (what === 'throw') throw new Error('handler');
                   succeeded += 1;
                 },
               },
             });
-            for (attempt = 0; attempt < plan.length; attempt++) {
-              const { status } = await webhooks.fetch(delivery(published, T + attempt));
-              if (status === 204) expect(succeeded).toBeGreaterThan(0);
-              else expect([500, 503]).toContain(status);
+            try {
+              for (attempt = 0; attempt < plan.length; attempt++) {
+                const { status } = await webhooks.fetch(delivery(published, T + attempt));
+                if (status === 204) expect(succeeded).toBeGreaterThan(0);
+                else expect([500, 503]).toContain(status);
+              }
+            } finally {
+              for (const fail of hung) fail();
             }
           },
         ),
@@ -317,6 +368,9 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
       expect(() => make({ handlerTimeoutMs: 0 })).toThrow(/`handlerTimeoutMs` must be an integer from 1 to 2147483647, got 0/);
       expect(() => make({ dedupeTimeoutMs: 1.5 })).toThrow(/dedupeTimeoutMs/);
       expect(() => make({ handlerTimeoutMs: 20_000 })).toThrow(/inFlightTtlMs \(30000\) must be longer than handlerTimeoutMs \+ 2 × dedupeTimeoutMs \(30000\)/);
+      // A configuration mistake like any other option's: a ValidationError that names the option and its fix.
+      expect(() => make({ inFlightTtlMs: 1_000 })).toThrow(ValidationError);
+      expect(() => make({ inFlightTtlMs: 1_000 })).toThrow(/^`inFlightTtlMs` is too short: .*\(20000\)\. Raise it/);
       expect(() => make({ handlerTimeoutMs: 20_000, inFlightTtlMs: 60_000 })).not.toThrow();
     });
 
@@ -387,6 +441,28 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
       expect(seen.some((line) => line.endsWith('stale'))).toBe(false);
     });
 
+    it('orders by no created_at later than the signature’s timestamp plus the tolerance: the post’s real events are not stale after it', async () => {
+      // Signed at T (2024-05-01T14:00:00Z), toleranceSeconds 300: 14:05:00Z is the latest created_at that counts.
+      for (const future of ['9999-12-31T23:59:59Z', '2030-01-01T00:00:00Z', '2024-06-01T14:00:00Z', '2024-05-01T14:05:00.001Z']) {
+        const { seen, on } = recorder();
+        const webhooks = make({ on });
+        expect((await webhooks.fetch(delivery(body('post.failed', future)))).status).toBe(204);
+        await webhooks.fetch(delivery(scheduled('2024-05-01T13:00:00Z')));
+        await webhooks.fetch(delivery(published));
+        expect(seen, future).toEqual([`post.failed ${future}`, 'post.scheduled 2024-05-01T13:00:00Z', 'post.published 2024-05-01T12:05:00Z stale']);
+      }
+      const { seen, on } = recorder();
+      const webhooks = make({ on });
+      await webhooks.fetch(delivery(body('post.failed', '2024-05-01T14:05:00Z'))); // at the bound: it counts
+      await webhooks.fetch(delivery(scheduled('2024-05-01T13:00:00Z')));
+      expect(seen[1]).toBe('post.scheduled 2024-05-01T13:00:00Z stale');
+      const wide = recorder();
+      const tolerant = make({ on: wide.on, toleranceSeconds: 3_600 }); // a wider tolerance moves the bound with it
+      await tolerant.fetch(delivery(body('post.failed', '2024-05-01T14:59:00Z')));
+      await tolerant.fetch(delivery(scheduled('2024-05-01T13:00:00Z')));
+      expect(wide.seen[1]).toBe('post.scheduled 2024-05-01T13:00:00Z stale');
+    });
+
     it('does not move the post on for a run that failed', async () => {
       const { seen, on } = recorder();
       let failures = 1;
@@ -430,6 +506,20 @@ describe('the in-memory default store', () => {
     store.complete('k', context('c'));
     store.release('k', context('c')); // a late release does not undo done
     expect(store.claim('k', context('d'))).toBe('done');
+  });
+
+  it('renews a claim for its holder (the same claim id) when claimed again; anyone else still finds it in flight', () => {
+    let clock = 0;
+    const store = memoryDedupe(100, () => clock);
+    expect(store.claim('k', context('a'))).toEqual({ state: 'new', stale: false }); // until 1 000
+    clock = 900;
+    expect(store.claim('k', context('a'))).toEqual({ state: 'new', stale: false }); // until 1 900
+    clock = 1_500;
+    expect(store.claim('k', context('b'))).toBe('in-flight');
+    clock = 1_900;
+    expect(store.claim('k', context('b'))).toEqual({ state: 'new', stale: false }); // expired at last
+    store.complete('k', context('b'));
+    expect(store.claim('k', context('b'))).toBe('done'); // a renewal never undoes done
   });
 
   it('stays bounded: past maxKeys the oldest events and posts are forgotten', () => {
