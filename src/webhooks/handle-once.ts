@@ -201,7 +201,7 @@ function toStore(dedupe: WebhookDedupe | false | undefined): Partial<WebhookDedu
   if (dedupe === undefined) return memoryDedupe();
   if (typeof dedupe === 'function') return { claim: dedupe };
   if (typeof dedupe?.claim !== 'function') {
-    throw new PostSchedError('dedupe must be a store ({ claim, release, complete }), a claim function, or false');
+    invalidOption('dedupe', 'must be a store ({ claim, release, complete }), a claim function, or false.');
   }
   return dedupe;
 }

@@ -374,6 +374,13 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
       expect(() => make({ handlerTimeoutMs: 20_000, inFlightTtlMs: 60_000 })).not.toThrow();
     });
 
+    it('refuses a dedupe that is neither a store, a claim function nor false, as a ValidationError naming it', () => {
+      for (const dedupe of [{}, 'redis', { claim: 'x' }, true]) {
+        expect(() => make({ dedupe: dedupe as never })).toThrow(ValidationError);
+        expect(() => make({ dedupe: dedupe as never })).toThrow(/^`dedupe` must be a store \(\{ claim, release, complete \}\), a claim function, or false\.$/);
+      }
+    });
+
     it('refuses a time bound past setTimeout’s ceiling, which would fire at once and fail every handler', () => {
       // 2^31 ms fires after 1 ms: every async handler would be answered 500 as "took over 2147483648 ms".
       expect(() => make({ handlerTimeoutMs: 2 ** 31, inFlightTtlMs: 2 ** 33 })).toThrow(/`handlerTimeoutMs` must be an integer from 1 to 2147483647, got 2147483648/);
