@@ -45,7 +45,8 @@ export interface UserClientsOptions {
   /**
    * Makes the `TokenStore` of a user, called whenever that user is not in the cache (first use, or after an
    * eviction or `forget`). It must return a store over the same stored tokens each time: a `RedisTokenStore` on the
-   * user's key, or your own store over your database.
+   * user's key, or your own store over your database. One that returns nothing (a missing `return`) is refused with a
+   * `ValidationError` when the user is first used.
    *
    * Default: a `MemoryTokenStore` per user, kept in this process's memory for as long as this `UserClients` lives
    * (eviction and `forget` drop the user's manager and client, never the only copy of their tokens). That is one
@@ -363,6 +364,8 @@ export class UserClients {
 
   #newUser(userId: string): UserTokenManager {
     const store = this.#makeStore === undefined ? (this.#memoryStores?.get(userId) ?? new MemoryTokenStore()) : this.#makeStore(userId);
+    // Not the manager's default MemoryTokenStore: the tokens would silently live in this process only.
+    if (store === undefined) invalidOption('store', 'returned undefined: return the user\'s store from it, e.g. (userId) => new RedisTokenStore({ redis, key }) (a missing `return`?).');
     const onTokens = this.#onTokens;
     const options: TokenManagerOptions = { ...this.#managerOptions, oauth: this.#oauth, store };
     if (onTokens !== undefined) options.onTokens = (tokens) => onTokens(userId, tokens);

@@ -332,6 +332,27 @@ describe('UserClients: what it refuses', () => {
     const users = new UserClients({ ...valid, store: () => ({}) as TokenStore });
     expect(() => users.client('alice')).toThrow(/store/);
   });
+
+  it('a store factory that forgets `return` (not a MemoryTokenStore in its place)', async () => {
+    const users = new UserClients({
+      ...valid,
+      store: ((userId: string) => {
+        void new MemoryTokenStore(rig.tokensFor(userId)); // `return` forgotten
+      }) as unknown as UserClientsOptions['store'],
+    });
+    const error = (() => {
+      try {
+        users.client('alice');
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).path).toEqual(['store']);
+    expect((error as Error).message).toMatch(/returned undefined.*`return`/);
+    await expect(users.connect('bob', rig.tokensFor('bob'))).rejects.toThrow(ValidationError);
+    expect(users.size).toBe(0);
+  });
 });
 
 describe('UserClients: secrets', () => {
