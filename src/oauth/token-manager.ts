@@ -6,7 +6,7 @@ import { ValidationError } from '../errors.js';
 import { ReauthorizationRequiredError, TokenStoreError, type TokenStoreOperation } from './errors.js';
 import { inspectAs } from './inspect.js';
 import { copy, describeTokens, MemoryTokenStore } from './memory-token-store.js';
-import { newestKnown, recordRotation, refreshOnce } from './shared-refresh.js';
+import { newestKnown, recordRotation, recordStored, refreshOnce } from './shared-refresh.js';
 import type { AccessTokenProvider, TokenSet, TokenStore } from './types.js';
 import { invalidOption, optionalFunction } from '../invalid-option.js';
 
@@ -434,10 +434,14 @@ export class TokenManager implements AccessTokenProvider {
     return this.#adopt(await this.#current(refusals));
   }
 
-  /** Remembers the newest tokens this manager has read or written: what it writes back should the store lose them. */
+  /**
+   * Remembers the newest tokens this manager has read or written (what it writes back should the store lose them),
+   * and tells the process's rotation memory that a store holds them.
+   */
   #see(tokens: TokenSet): void {
     this.#seen = tokens;
     this.#contested = false;
+    recordStored(this.#oauth, tokens);
   }
 
   /**
