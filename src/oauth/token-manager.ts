@@ -213,6 +213,23 @@ export class TokenManager implements AccessTokenProvider {
     this.#adopt(copy);
   }
 
+  /**
+   * @internal Whether tokens this manager obtained wait to be saved (their `store.set` or `onTokens` failed): they
+   * exist nowhere else, so `UserClients` keeps the manager until they are saved.
+   */
+  get unsaved(): boolean {
+    return this.#pending !== undefined;
+  }
+
+  /**
+   * @internal Saves the tokens `unsaved` speaks of now, after any refresh in flight (each store call and `onTokens`
+   * bounded by `storeTimeoutMs`); rejects with the `TokenStoreError` when they still cannot be saved.
+   */
+  async saveUnsaved(): Promise<void> {
+    await this.#flight?.promise.then(noop, noop);
+    await this.#settlePending();
+  }
+
   /** The current TokenSet, as the store holds it (`undefined` before `setTokens`). Treat it as a password. */
   async getTokens(): Promise<TokenSet | undefined> {
     const pending = this.#pending;

@@ -242,6 +242,77 @@ describe('UserClients: the cache', () => {
   });
 });
 
+describe('UserClients: a rotation onTokens failed to save', () => {
+  /** A UserClients whose onTokens saves into `db` (the app's database), and fails while `failing` is set. */
+  function withDatabase(rig: Rig, options: Partial<UserClientsOptions> = {}) {
+    const db = new Map<string, TokenSet>();
+    const state = { failing: 0 };
+    const set = setUp(rig, {
+      onTokens: (userId, tokens) => {
+        if (state.failing > 0) {
+          state.failing--;
+          throw new Error('database blip');
+        }
+        db.set(userId, tokens);
+      },
+      ...options,
+    });
+    /** An app restarted from its database is not logged out: the refresh token saved there is still honoured. */
+    const databaseHonoured = (userId: string) => rig.oauth.refresh(db.get(userId)!).then(() => true, () => false);
+    return { ...set, db, state, databaseHonoured };
+  }
+
+  it('keeps the user cached past maxUsers until their next call saves it: the database gets the rotation', async () => {
+    const rig = createRig();
+    const { users, stores, db, state, databaseHonoured } = withDatabase(rig, { maxUsers: 1 });
+    await users.connect('alice', rig.tokensFor('alice'));
+    state.failing = 1;
+    const failed = await users.client('alice').accounts.list().toArray().then(() => false, (e: unknown) => e instanceof TokenStoreError);
+    expect(failed).toBe(true); // the refresh was stored, onTokens failed
+    await users.connect('bob', rig.tokensFor('bob', false)); // past maxUsers
+    await collectGarbage(); // nothing of the app holds alice's manager any more
+    await users.client('alice').accounts.list().toArray();
+    expect(db.get('alice')).toEqual(await stores.get('alice')?.get());
+    expect(await databaseHonoured('alice')).toBe(true);
+    expect(rig.refreshes.get('alice')).toBe(1);
+  });
+
+  it('forget() saves it before dropping the user', async () => {
+    const rig = createRig();
+    const { users, stores, db, state, databaseHonoured } = withDatabase(rig);
+    await users.connect('alice', rig.tokensFor('alice'));
+    state.failing = 1;
+    await users.client('alice').accounts.list().toArray().catch(() => {});
+    await users.forget('alice');
+    expect(users.size).toBe(0);
+    expect(db.get('alice')).toEqual(await stores.get('alice')?.get());
+    expect(await databaseHonoured('alice')).toBe(true);
+  });
+
+  it('dispose saves it; while it cannot, dispose rejects with a TokenStoreError naming the user, and tries again when called again', async () => {
+    const rig = createRig();
+    const { users, stores, db, state, databaseHonoured } = withDatabase(rig);
+    const tokens = rig.tokensFor('alice');
+    await users.connect('alice', tokens);
+    await users.connect('bob', rig.tokensFor('bob'));
+    state.failing = 1_000;
+    await users.client('alice').accounts.list().toArray().catch(() => {});
+    const error = await users[Symbol.asyncDispose]().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TokenStoreError);
+    expect((error as TokenStoreError).operation).toBe('onTokens');
+    expect((error as Error).message).toContain('user "alice"');
+    const stored = await stores.get('alice')?.get();
+    for (const secret of [tokens.accessToken, tokens.refreshToken, stored?.accessToken, stored?.refreshToken]) {
+      expect(inspect(error)).not.toContain(secret);
+    }
+    state.failing = 0;
+    await users[Symbol.asyncDispose]();
+    expect(db.get('alice')).toEqual(stored);
+    expect(await databaseHonoured('alice')).toBe(true);
+    expect(users.size).toBe(0);
+  });
+});
+
 describe('UserClients: onReauthorizationRequired', () => {
   it('is called once per user for many failing calls, and each caller still gets the error', async () => {
     const rig = createRig();
@@ -338,7 +409,7 @@ describe('UserClients: what it refuses', () => {
       ...valid,
       store: ((userId: string) => {
         void new MemoryTokenStore(rig.tokensFor(userId)); // `return` forgotten
-      }) as unknown as UserClientsOptions['store'],
+      }) as unknown as (userId: string) => TokenStore,
     });
     const error = (() => {
       try {
