@@ -377,7 +377,7 @@ export class UserClients {
     // Not the manager's default MemoryTokenStore: the tokens would silently live in this process only.
     if (store === undefined) invalidOption('store', 'returned undefined: return the user\'s store from it, e.g. (userId) => new RedisTokenStore({ redis, key }) (a missing `return`?).');
     const onTokens = this.#onTokens;
-    const options: TokenManagerOptions = { ...this.#managerOptions, oauth: this.#oauth, store };
+    const options: TokenManagerOptions = { ...this.#managerOptions, oauth: this.#oauth, store, userId };
     if (onTokens !== undefined) options.onTokens = (tokens) => onTokens(userId, tokens);
     return new UserTokenManager(options, userId, store, this.#owner);
   }

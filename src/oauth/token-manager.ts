@@ -69,6 +69,11 @@ export interface TokenManagerOptions {
    * past it). Keep it above the store's own lock wait. Default 60 000.
    */
   lockTimeoutMs?: number;
+  /**
+   * @internal The user whose tokens these are (`UserClients` passes its `userId`): stamped into every TokenSet the
+   * manager writes, and a stored TokenSet stamped with another is refused (`TokenStoreError`), never used or written.
+   */
+  userId?: string;
 }
 
 /** One refresh (or store re-read) in progress; `forcing` is the access token the service rejected, if any. */
@@ -117,6 +122,7 @@ export class TokenManager implements AccessTokenProvider {
   readonly #onTokens: ((tokens: TokenSet) => void | Promise<void>) | undefined;
   readonly #storeTimeoutMs: number;
   readonly #lockTimeoutMs: number;
+  readonly #userId: string | undefined;
   /** The last TokenSet read from or written to the store: the hot path reads only this and `#freshUntil`. */
   #cached: TokenSet | undefined;
   /** Until when (epoch ms) `#cached` is handed out without a refresh. */
@@ -145,6 +151,7 @@ export class TokenManager implements AccessTokenProvider {
     this.#oauth = options.oauth;
     this.#store = store;
     this.#onTokens = options.onTokens;
+    this.#userId = options.userId;
     // Shown by console.log / util.inspect: the margin and the expiry, never a token.
     inspectAs(this, () => `TokenManager { refreshMarginMs: ${this.refreshMarginMs}, ${describeTokens(this.#cached)} }`);
   }
@@ -203,9 +210,9 @@ export class TokenManager implements AccessTokenProvider {
    * await manager.setTokens(await oauth.exchangeCode(callbackUrl, session.oauth))
    */
   async setTokens(tokens: TokenSet): Promise<void> {
-    const problem = tokenSetProblem(tokens);
+    const problem = tokenSetProblem(tokens) ?? (this.#isOthers(tokens) ? "is stamped with another user's id (`userId`)" : undefined);
     if (problem !== undefined) invalidOption('tokens', `${problem}: pass the TokenSet from exchangeCode() to setTokens().`);
-    const copy: TokenSet = { ...tokens, scopes: [...tokens.scopes] };
+    const copy = this.#stamp(tokens);
     await this.#flight?.promise.then(noop, noop);
     // A new sign-in replaces whatever is stored: no compare-and-set.
     await this.#call('set', () => this.#store.set(copy), copy);
@@ -268,7 +275,7 @@ export class TokenManager implements AccessTokenProvider {
     if (this.#store.lock === undefined) return this.#refresh(stored, forcing, false, false);
     return this.#withLock(
       () => this.#lockedRefresh(forcing),
-      (current) => this.#useHolders(stored, current, forcing),
+      (current) => this.#useHolders(stored, this.#checked(current), forcing),
     );
   }
 
@@ -362,7 +369,7 @@ export class TokenManager implements AccessTokenProvider {
     }
     // Writes refused again and again while the store stays behind: it does not honour expectedRefreshToken (or lies).
     if (refusals > 2) throw new TokenStoreError('set', new Error('set() keeps refusing the write (false) while get() holds older tokens or none'));
-    return this.#save({ tokens: newest, expected: stored?.refreshToken ?? newest.refreshToken, startedAt: undefined }, false, refusals);
+    return this.#save({ tokens: this.#stamp(newest), expected: stored?.refreshToken ?? newest.refreshToken, startedAt: undefined }, false, refusals);
   }
 
   async #refresh(stored: TokenSet, forcing: string | undefined, isRetry: boolean, locked: boolean): Promise<TokenSet> {
@@ -383,7 +390,7 @@ export class TokenManager implements AccessTokenProvider {
       if (isRetry) throw error;
       return this.#refresh(current, forcing, true, locked);
     }
-    return this.#save({ tokens: fresh, expected: stored.refreshToken, startedAt }, locked);
+    return this.#save({ tokens: this.#stamp(fresh), expected: stored.refreshToken, startedAt }, locked);
   }
 
   /**
@@ -485,13 +492,36 @@ export class TokenManager implements AccessTokenProvider {
     return Date.now() < freshUntil;
   }
 
-  /** `store.get()`, bounded, and checked: anything but a TokenSet or `undefined` is a `TokenStoreError`. */
+  /** `store.get()`, bounded, and checked (see `#checked`). */
   async #read(involved?: TokenSet): Promise<TokenSet | undefined> {
-    const stored: unknown = await this.#call('get', () => this.#store.get(), involved);
+    return this.#checked(await this.#call('get', () => this.#store.get(), involved));
+  }
+
+  /**
+   * What the store holds (read, or shown while waiting for its lock), checked: anything but a TokenSet or `undefined`,
+   * or a TokenSet stamped with another user's id, is a `TokenStoreError`; such tokens are never used or written.
+   */
+  #checked(stored: unknown): TokenSet | undefined {
     if (stored === undefined) return undefined;
-    const problem = stored === null ? 'returned null; return undefined when no tokens are stored' : tokenSetProblem(stored);
+    const problem =
+      stored === null
+        ? 'returned null; return undefined when no tokens are stored'
+        : (tokenSetProblem(stored) ??
+          (this.#isOthers(stored as TokenSet) ? "returned the tokens of another user (stamped with another `userId`): check that each user's store reads that user's key only" : undefined));
     if (problem !== undefined) throw new TokenStoreError('get', new TypeError(`get() ${problem.replace(/^(is|has)/, 'returned a value that $1')}`));
     return stored as TokenSet;
+  }
+
+  /** Whether `tokens` are stamped with a user other than this manager's (unstamped tokens, stored before, are not). */
+  #isOthers(tokens: TokenSet): boolean {
+    return this.#userId !== undefined && tokens.userId !== undefined && tokens.userId !== this.#userId;
+  }
+
+  /** A copy of `tokens` to write, stamped with this manager's user, if it has one. */
+  #stamp(tokens: TokenSet): TokenSet {
+    const stamped = copy(tokens);
+    if (this.#userId !== undefined) stamped.userId = this.#userId;
+    return stamped;
   }
 
   /**

@@ -67,7 +67,7 @@ describe('UserClients: a client per user', () => {
     const { users, stores } = setUp(rig, { onTokens: (userId, tokens) => void saved.push([userId, tokens]) });
     const tokens = rig.tokensFor('alice', false);
     await users.connect('alice', tokens);
-    expect(await stores.get('alice')?.get()).toEqual(tokens);
+    expect(await stores.get('alice')?.get()).toEqual({ ...tokens, userId: 'alice' }); // stamped with the user it is for
     expect(saved).toEqual([['alice', tokens]]);
     const client = users.client('alice');
     expect(client).toBeInstanceOf(PostSched);
@@ -310,6 +310,58 @@ describe('UserClients: a rotation onTokens failed to save', () => {
     expect(db.get('alice')).toEqual(stored);
     expect(await databaseHonoured('alice')).toBe(true);
     expect(users.size).toBe(0);
+  });
+});
+
+describe('UserClients: a store that returns another user’s tokens (a cache bug, a wrong key)', () => {
+  it('refuses them as a TokenStoreError; they are never used nor written, and the user goes on with their own', async () => {
+    const rig = createRig();
+    const { users, stores } = setUp(rig);
+    await users.connect('alice', rig.tokensFor('alice')); // expired: the next call reads the store
+    await users.connect('bob', rig.tokensFor('bob', false));
+    const bobs = (await stores.get('bob')?.get())!;
+    const store = stores.get('alice')!;
+    const { get, set } = { get: store.get.bind(store), set: store.set.bind(store) };
+    const written: TokenSet[] = [];
+    let mixUps = 1;
+    store.get = async () => (mixUps-- > 0 ? bobs : get());
+    store.set = async (tokens, options) => (written.push(tokens), set(tokens, options));
+    rig.sent = [];
+
+    const error = await users.client('alice').accounts.list().toArray().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TokenStoreError);
+    expect((error as TokenStoreError).operation).toBe('get');
+    expect((error as Error).message).toContain('another user');
+    // Alice's calls go on with alice's tokens: refreshed from hers, again after a 401.
+    await users.client('alice').accounts.list().toArray();
+    const manager = users.manager('alice');
+    await manager.forceRefresh((await manager.getAccessToken()));
+    expect(rig.refreshes.get('alice')).toBe(2);
+    expect(rig.reused).toBe(0);
+    const mine = (await manager.getTokens())!;
+    expect(mine.userId).toBe('alice');
+    expect(mine.refreshToken).not.toBe(bobs.refreshToken);
+    expect(written.filter((t) => t.accessToken === bobs.accessToken || t.refreshToken === bobs.refreshToken)).toEqual([]);
+    expect(rig.sent.filter((request) => request.includes(bobs.accessToken) || request.includes(bobs.refreshToken!))).toEqual([]);
+    expect(rig.sent.length).toBeGreaterThan(0);
+    expect(rig.sent.filter((request) => request.includes('alice'))).toEqual([]); // the stamp is never sent
+  });
+
+  it('accepts a TokenSet stored before the stamp existed (no userId)', async () => {
+    const rig = createRig();
+    const { users, stores } = setUp(rig);
+    stores.set('alice', new MemoryTokenStore(rig.tokensFor('alice')));
+    await users.client('alice').accounts.list().toArray();
+    expect((await stores.get('alice')?.get())?.userId).toBe('alice'); // stamped from its first write
+  });
+
+  it('connect() refuses tokens stamped for another user (ValidationError), writing nothing', async () => {
+    const rig = createRig();
+    const { users, stores } = setUp(rig);
+    await users.connect('bob', rig.tokensFor('bob', false));
+    const bobs = (await stores.get('bob')?.get())!;
+    await expect(users.connect('alice', bobs)).rejects.toThrow(ValidationError);
+    expect(await stores.get('alice')?.get()).toBeUndefined();
   });
 });
 
