@@ -22,6 +22,14 @@ const DEFAULT_LOCK_TIMEOUT_MS = 60_000;
  * token rotated, on every call. A 401 still refreshes at once (`forceRefresh`).
  */
 const MIN_REFRESH_INTERVAL_MS = 5_000;
+/**
+ * After a refresh saved inside the store's lock, the store is read again this long after the save (one read). The
+ * processes that waited for that refresh read its result within about a second (RedisTokenStore's waiters look at
+ * least once a second); one that found the store emptied first (Redis flushed or restarted) holds tokens that may be
+ * rotated out, so it neither writes them back nor refreshes them. This manager holds the newest and writes them
+ * back then, rather than at its next refresh (up to the token's lifetime later).
+ */
+const RECHECK_AFTER_MS = 2_000;
 
 /** What the manager needs from the OAuth side: `OAuthClient` implements it. */
 export interface TokenRefresher {
@@ -104,7 +112,9 @@ interface Pending {
  *   outcome is unknown is settled by re-reading the store first, and tokens the store has moved past are dropped.
  * - Every store call and `onTokens` is bounded in time; the manager recovers when the store does.
  * - A store that lost acknowledged writes (empty, or back to tokens the process has seen replaced) gets the newest
- *   tokens this manager holds written back instead of a `no_tokens` error.
+ *   tokens this manager holds written back instead of a `no_tokens` error. After a refresh saved inside the store's
+ *   lock, the store is read once more 2 s later, so that processes that waited for it and found the store emptied
+ *   (who hold tokens that may be rotated out, and fail rather than use them) recover within seconds.
  * - On `invalid_grant` the store is re-read first: if another process rotated the tokens meanwhile, those are
  *   used; `ReauthorizationRequiredError` is thrown only when the stored refresh token is the one refused.
  *   Tokens are never deleted.
@@ -419,8 +429,21 @@ export class TokenManager implements AccessTokenProvider {
     }
     if (written === false) return this.#useStored(refusals + 1);
     this.#see(tokens);
+    if (locked && pending.startedAt !== undefined) this.#recheck(tokens);
     await this.#notify(pending);
     return this.#adopt(tokens, pending.startedAt);
+  }
+
+  /**
+   * `RECHECK_AFTER_MS` after saving `tokens` inside the lock, a flight as a call makes (which writes them back if the
+   * store lost them): only while they are still the newest this manager holds and no flight runs (it reads the store
+   * anyway). On a timer that does not keep the process alive; a failure is left to the next call.
+   */
+  #recheck(tokens: TokenSet): void {
+    const timer = setTimeout(() => {
+      if (this.#seen !== undefined && sameTokens(this.#seen, tokens)) (this.#flight ?? this.#startFlight(undefined)).promise.catch(noop);
+    }, RECHECK_AFTER_MS);
+    (timer as { unref?: () => void }).unref?.();
   }
 
   /** onTokens for tokens the store holds; a failure leaves them pending (the call is made again first thing). */

@@ -68,6 +68,39 @@ describe('Redis loses acknowledged writes under a fleet of 4 processes', () => {
     expect(await f.loggedOut()).toBe(0);
   });
 
+  it('FLUSHALL right after a refresh was saved: the processes that waited for it recover within seconds, without the refreshing process being called (failed calls counted)', { timeout: 90_000 }, async () => {
+    const f = await fleetOf(4);
+    expect(await f.round()).toMatchObject({ succeeded: 16, failures: {}, refreshesSent: 4 });
+
+    // As above: process 0 refreshes user 0 after a 401, the three others wait for its result, Redis loses it.
+    const [holder, ...others] = f.workers;
+    holder!.send({ type: 'pause-next-refresh' });
+    holder!.send({ type: 'round', users: [0], concurrency: 1, force: true });
+    await holder!.next('refreshed');
+    for (const w of others) w.send({ type: 'round', users: [0], concurrency: 1, force: true, tell: true });
+    await Promise.all(others.map((w) => w.next('waiting')));
+    holder!.send({ type: 'continue' });
+    const held = await holder!.next('round-done');
+    await f.redis.flushall();
+    const waited = total(...(await Promise.all(others.map((w) => w.next('round-done')))));
+
+    // Only the three others are called from now on (after a 401 each time, until they get a newer token): process 0
+    // holds a fresh token, so nothing of its callers makes it read the store. Bounded in time: the failed calls end
+    // once it writes its tokens back on its own (within 5 s); without that, they would go on for the token's lifetime.
+    const rounds = [waited];
+    const deadline = Date.now() + 30_000;
+    while (rounds.at(-1)!.succeeded < 3 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      rounds.push(await f.round({ force: true, only: [0], workers: [1, 2, 3] }));
+    }
+    const all = total(held, ...rounds);
+    console.log('FLUSHALL after a refresh, holder not called:', JSON.stringify({ rounds: rounds.length, ...all }));
+    expect(rounds.at(-1)).toMatchObject({ succeeded: 3, failures: {} });
+    expect(all.replacedSent).toBe(0);
+    expect(Object.keys(all.failures).filter((name) => name !== 'TokenStoreError')).toEqual([]);
+    expect(await f.loggedOut()).toBe(0);
+  });
+
   it('Redis restarted without persistence while the fleet serves its users: the processes write their tokens back, nobody is logged out', { timeout: 90_000 }, async () => {
     const f = await fleetOf(50, { commandTimeoutMs: RESTART_TIMEOUT_MS });
     const first = await f.round();
