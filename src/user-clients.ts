@@ -375,7 +375,7 @@ export class UserClients {
   #newUser(userId: string): UserTokenManager {
     const store = this.#makeStore === undefined ? (this.#memoryStores?.get(userId) ?? new MemoryTokenStore()) : this.#makeStore(userId);
     // Not the manager's default MemoryTokenStore: the tokens would silently live in this process only.
-    if (store === undefined) invalidOption('store', 'returned undefined: return the user\'s store from it, e.g. (userId) => new RedisTokenStore({ redis, key }) (a missing `return`?).');
+    if (store === undefined) invalidOption('store', "returned undefined (a missing `return`?): it must return the user's TokenStore.");
     const onTokens = this.#onTokens;
     const options: TokenManagerOptions = { ...this.#managerOptions, oauth: this.#oauth, store, userId };
     if (onTokens !== undefined) options.onTokens = (tokens) => onTokens(userId, tokens);
@@ -476,8 +476,7 @@ export class UserClients {
       error instanceof TokenStoreError ? error.operation : 'set',
       undefined,
       [],
-      `The refreshed tokens of user ${names} could not be saved (${error instanceof Error ? error.message : 'unknown failure'}) ` +
-        'and exist only in this process: the user is kept until they are saved (their next call, forget() or dispose tries again).',
+      `Could not save the refreshed tokens of user ${names} (${(error as Error).message}): kept in memory; the next call, forget() or dispose tries again.`,
       { cause: error },
     );
   }

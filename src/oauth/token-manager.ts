@@ -530,7 +530,7 @@ export class TokenManager implements AccessTokenProvider {
       stored === null
         ? 'returned null; return undefined when no tokens are stored'
         : (tokenSetProblem(stored) ??
-          (this.#isOthers(stored as TokenSet) ? "returned the tokens of another user (stamped with another `userId`): check that each user's store reads that user's key only" : undefined));
+          (this.#isOthers(stored as TokenSet) ? "returned another user's tokens (another `userId`): a user's store must read only that user's key" : undefined));
     if (problem !== undefined) throw new TokenStoreError('get', new TypeError(`get() ${problem.replace(/^(is|has)/, 'returned a value that $1')}`));
     return stored as TokenSet;
   }
