@@ -277,6 +277,21 @@ describe('UserClients: a rotation onTokens failed to save', () => {
     expect(rig.refreshes.get('alice')).toBe(1);
   });
 
+  it('holds again a dropped manager whose call (through a client a request kept) could not save its rotation', async () => {
+    const rig = createRig();
+    const { users, stores, db, state, storeCalls } = withDatabase(rig, { maxUsers: 1 });
+    await users.connect('alice', rig.tokensFor('alice'));
+    let held: PostSched | undefined = users.client('alice'); // a request on its way
+    users.client('bob'); // evicts alice: her manager is only weakly held now
+    state.failing = 1;
+    expect(await held.accounts.list().toArray().then(() => false, () => true)).toBe(true); // refreshed, onTokens failed
+    held = undefined;
+    await collectGarbage(); // nothing of the app holds alice's manager any more
+    await users.client('alice').accounts.list().toArray();
+    expect(storeCalls).toEqual(['alice', 'bob']); // the same manager, which saved its rotation
+    expect(db.get('alice')).toEqual(await stores.get('alice')?.get());
+  });
+
   it('forget() saves it before dropping the user', async () => {
     const rig = createRig();
     const { users, stores, db, state, databaseHonoured } = withDatabase(rig);
