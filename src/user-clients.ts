@@ -45,7 +45,8 @@ export interface UserClientsOptions {
   /**
    * Makes the `TokenStore` of a user, called whenever that user is not in the cache (first use, or after an
    * eviction or `forget`). It must return a store over the same stored tokens each time: a `RedisTokenStore` on the
-   * user's key, or your own store over your database.
+   * user's key, or your own store over your database. One that returns nothing (a missing `return`) is refused with a
+   * `ValidationError` when the user is first used.
    *
    * Default: a `MemoryTokenStore` per user, kept in this process's memory for as long as this `UserClients` lives
    * (eviction and `forget` drop the user's manager and client, never the only copy of their tokens). That is one
@@ -78,7 +79,8 @@ export interface UserClientsOptions {
   /**
    * How many users' managers and clients are cached; past it the least recently used is dropped (its tokens stay in
    * its store). A user with a token call in flight (a refresh, a store read, `connect`) is dropped only once it is
-   * done, so the cache may briefly hold more. Default 10 000.
+   * done, and one whose refreshed tokens could not be saved (`store.set` or `onTokens` failed) only once they are
+   * (their next call saves them first), so the cache may hold more. Default 10 000.
    */
   maxUsers?: number;
   /**
@@ -145,6 +147,10 @@ class UserTokenManager extends TokenManager {
     return this.#track(super.getTokens());
   }
 
+  override saveUnsaved(): Promise<void> {
+    return this.#track(super.saveUnsaved());
+  }
+
   #track<T>(promise: Promise<T>): Promise<T> {
     this.busy++;
     // A side branch: the caller gets `promise` itself, rejection and all.
@@ -186,8 +192,10 @@ class UserTokenManager extends TokenManager {
 export class UserClients {
   /**
    * Waits for every user's token calls in flight, those of a dropped user whose client a request still holds included
-   * (their refreshes complete and are stored), then empties the cache; later calls to `client`, `manager` and
-   * `connect` throw. Nothing else is closed: the Redis client (or database) behind the stores is yours.
+   * (their refreshes complete and are stored), saves refreshed tokens whose `store.set` or `onTokens` failed earlier,
+   * then empties the cache; later calls to `client`, `manager` and `connect` throw. Tokens that still cannot be saved
+   * (each store call and `onTokens` bounded by `storeTimeoutMs`): a `TokenStoreError` naming the users, kept so that
+   * disposing again tries again. Nothing else is closed: the Redis client (or database) behind the stores is yours.
    *
    * @example
    * await using users = new UserClients({ oauth, baseUrl }) // disposed when the scope ends
@@ -316,8 +324,10 @@ export class UserClients {
 
   /**
    * Drops a user's manager and client from the cache, once their token calls in flight are done (so a refresh
-   * completes and is stored). The tokens stay in the store: the next `client(userId)` reads them again (or gets the
-   * same manager back while something still holds it).
+   * completes and is stored), and once refreshed tokens whose saving failed earlier are saved (`store.set`, then
+   * `onTokens`): if they still cannot be, it rejects with a `TokenStoreError` naming the user, who stays cached. The
+   * tokens stay in the store: the next `client(userId)` reads them again (or gets the same manager back while
+   * something still holds it).
    *
    * @example
    * await users.forget(userId)
@@ -325,11 +335,12 @@ export class UserClients {
   async forget(userId: string): Promise<void> {
     checkUserId(userId);
     for (let user = this.#users.get(userId); user !== undefined; user = this.#users.get(userId)) {
-      if (user.busy === 0) {
+      if (user.busy > 0) await this.#idle(user);
+      else if (user.unsaved) await this.#saveUnsaved([user]);
+      else {
         this.#drop(user);
         return;
       }
-      await this.#idle(user);
     }
   }
 
@@ -363,18 +374,23 @@ export class UserClients {
 
   #newUser(userId: string): UserTokenManager {
     const store = this.#makeStore === undefined ? (this.#memoryStores?.get(userId) ?? new MemoryTokenStore()) : this.#makeStore(userId);
+    // Not the manager's default MemoryTokenStore: the tokens would silently live in this process only.
+    if (store === undefined) invalidOption('store', "returned undefined (a missing `return`?): it must return the user's TokenStore.");
     const onTokens = this.#onTokens;
-    const options: TokenManagerOptions = { ...this.#managerOptions, oauth: this.#oauth, store };
+    const options: TokenManagerOptions = { ...this.#managerOptions, oauth: this.#oauth, store, userId };
     if (onTokens !== undefined) options.onTokens = (tokens) => onTokens(userId, tokens);
     return new UserTokenManager(options, userId, store, this.#owner);
   }
 
-  /** Drops least recently used users until at most `limit` are cached, skipping those with a token call in flight. */
+  /**
+   * Drops least recently used users until at most `limit` are cached, skipping those with a token call in flight or
+   * tokens to save (the manager holds their only copy).
+   */
   #evict(limit: number): void {
     const users = this.#users;
     if (users.size <= limit) return;
     for (const user of users.values()) {
-      if (user.busy > 0) continue;
+      if (user.busy > 0 || user.unsaved) continue;
       this.#drop(user);
       if (users.size <= limit) return;
     }
@@ -394,6 +410,11 @@ export class UserClients {
   #settled(user: UserTokenManager, error: unknown): void {
     user.busy--;
     if (error instanceof ReauthorizationRequiredError) this.#reauthorizationRequired(user, error);
+    // A dropped manager (its client still held) that now holds unsaved tokens: held strongly again until they are saved.
+    if (user.unsaved && !this.#users.has(user.userId)) {
+      this.#dropped?.delete(user.userId);
+      this.#users.set(user.userId, user);
+    }
     if (user.busy > 0) return;
     const waiting = this.#waiting.get(user);
     if (waiting !== undefined) {
@@ -430,8 +451,34 @@ export class UserClients {
     // The dropped managers still in use too: a request that held a client may be refreshing through one.
     const dropped = [...(this.#dropped?.values() ?? [])].map((ref) => ref.deref());
     await Promise.all([...this.#users.values(), ...dropped].map((user) => this.#idle(user)));
-    this.#users.clear();
     this.#dropped?.clear();
+    try {
+      await this.#saveUnsaved([...this.#users.values()].filter((user) => user.unsaved));
+    } finally {
+      // Those whose tokens are still unsaved stay: disposing again tries again.
+      for (const user of this.#users.values()) if (!user.unsaved) this.#users.delete(user.userId);
+    }
+  }
+
+  /**
+   * Saves the refreshed tokens whose `store.set` or `onTokens` failed earlier, for each of `users`; rejects with a
+   * `TokenStoreError` naming those whose tokens still could not be saved (bounded: each store call and `onTokens`
+   * by `storeTimeoutMs`).
+   */
+  async #saveUnsaved(users: UserTokenManager[]): Promise<void> {
+    const failed: Array<[string, unknown]> = [];
+    await Promise.all(users.map((user) => user.saveUnsaved().catch((error: unknown) => void failed.push([user.userId, error]))));
+    const [first] = failed;
+    if (first === undefined) return;
+    const [, error] = first;
+    const names = failed.slice(0, 5).map(([userId]) => JSON.stringify(userId.slice(0, 64))).join(', ') + (failed.length > 5 ? ` and ${failed.length - 5} more` : '');
+    throw new TokenStoreError(
+      error instanceof TokenStoreError ? error.operation : 'set',
+      undefined,
+      [],
+      `Could not save the refreshed tokens of user ${names} (${(error as Error).message}): kept in memory; the next call, forget() or dispose tries again.`,
+      { cause: error },
+    );
   }
 }
 

@@ -3,7 +3,7 @@
  * command and its options. What each one does is tested where it lives (the demo, the examples and the CLI run
  * as child processes; `npm test` itself is this suite, and CI runs `npm ci`, the build and the checks).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -47,5 +47,14 @@ describe('the commands in README.md', () => {
       expect(command, line).toBeDefined();
       for (const [option] of (rest as string).matchAll(/--[\w-]+/g)) expect(command?.help, `${line}: ${option}`).toContain(option);
     }
+  });
+});
+
+describe('the RedisTokenStore keys the docs show (README, TSDoc, examples)', () => {
+  it('put the user id in braces, so no user id reaches another user\'s `:lock` key and Cluster gets its hash tag', () => {
+    const files = ['README.md', ...['src', 'examples'].flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => join(dir, f)))];
+    const keys = files.flatMap((file) => [...readFileSync(join(ROOT, file), 'utf8').matchAll(/\bkey: `([^`]*\$\{[^`]*)`/g)].map((m) => `${file}: ${m[1]}`));
+    expect(keys.length).toBeGreaterThanOrEqual(5);
+    expect(keys.filter((key) => /(?<!\{)\$\{/.test(key))).toEqual([]);
   });
 });

@@ -5,20 +5,23 @@
  *   result instead of sending it again (whatever store each one uses);
  * - a bounded memory of the rotations the process has seen (refresh token → the TokenSet that replaced it), so a
  *   manager whose store holds replaced tokens (a manager made per request from stale tokens, a store that lost an
- *   acknowledged write) takes the newer ones instead of refreshing.
+ *   acknowledged write) takes the newer ones instead of refreshing. The bound never drops a rotation no store has
+ *   acknowledged yet (its save failed): the memory is then the only copy of the newest tokens.
  * Kept per `TokenRefresher` (the `oauth` of the managers): managers of one app share one `OAuthClient`, and two
  * services (or two tests) whose tokens happen to be equal never mix.
  */
 import type { TokenSet } from './types.js';
 import type { TokenRefresher } from './token-manager.js';
 
-/** Rotations remembered per refresher; past it the oldest are forgotten (about 0.5 KB each). */
+/** Rotations remembered per refresher; past it the oldest stored ones are forgotten (about 0.5 KB each). */
 export const REMEMBERED_ROTATIONS = 10_000;
 
 interface Shared {
   readonly inFlight: Map<string, Promise<TokenSet>>;
   /** refresh token → the TokenSet that replaced it, oldest first (Map order) for the bound. */
   readonly successors: Map<string, TokenSet>;
+  /** Refresh tokens of the successors this process's refreshes obtained that no store holds yet: kept past the bound. */
+  readonly unstored: Set<string>;
 }
 
 const byRefresher = new WeakMap<TokenRefresher, Shared>();
@@ -26,7 +29,7 @@ const byRefresher = new WeakMap<TokenRefresher, Shared>();
 function shared(oauth: TokenRefresher): Shared {
   let found = byRefresher.get(oauth);
   if (found === undefined) {
-    found = { inFlight: new Map(), successors: new Map() };
+    found = { inFlight: new Map(), successors: new Map(), unstored: new Set() };
     byRefresher.set(oauth, found);
   }
   return found;
@@ -58,10 +61,21 @@ export function recordRotation(oauth: TokenRefresher, previous: TokenSet, next: 
   if (from === undefined || next.refreshToken === undefined || next.refreshToken === from) return;
   if (how === 'observed' && next.expiresAt <= previous.expiresAt) return;
   if (newestKnown(oauth, next).refreshToken === from) return;
-  const { successors } = shared(oauth);
+  const { successors, unstored } = shared(oauth);
   successors.delete(from);
   successors.set(from, { ...next, scopes: [...next.scopes] });
-  if (successors.size > REMEMBERED_ROTATIONS) successors.delete(successors.keys().next().value as string);
+  if (how === 'seen') unstored.add(next.refreshToken);
+  if (successors.size <= REMEMBERED_ROTATIONS) return;
+  for (const [oldest, successor] of successors) {
+    if (unstored.has(successor.refreshToken as string)) continue;
+    successors.delete(oldest);
+    return;
+  }
+}
+
+/** A store holds `tokens` (read from it, or written and acknowledged): the rotation to them may be forgotten. */
+export function recordStored(oauth: TokenRefresher, tokens: TokenSet): void {
+  if (tokens.refreshToken !== undefined) shared(oauth).unstored.delete(tokens.refreshToken);
 }
 
 /**

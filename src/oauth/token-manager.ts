@@ -6,7 +6,7 @@ import { ValidationError } from '../errors.js';
 import { ReauthorizationRequiredError, TokenStoreError, type TokenStoreOperation } from './errors.js';
 import { inspectAs } from './inspect.js';
 import { copy, describeTokens, MemoryTokenStore } from './memory-token-store.js';
-import { newestKnown, recordRotation, refreshOnce } from './shared-refresh.js';
+import { newestKnown, recordRotation, recordStored, refreshOnce } from './shared-refresh.js';
 import type { AccessTokenProvider, TokenSet, TokenStore } from './types.js';
 import { invalidOption, optionalFunction } from '../invalid-option.js';
 
@@ -22,6 +22,14 @@ const DEFAULT_LOCK_TIMEOUT_MS = 60_000;
  * token rotated, on every call. A 401 still refreshes at once (`forceRefresh`).
  */
 const MIN_REFRESH_INTERVAL_MS = 5_000;
+/**
+ * After a refresh saved inside the store's lock, the store is read again this long after the save (one read). The
+ * processes that waited for that refresh read its result within about a second (RedisTokenStore's waiters look at
+ * least once a second); one that found the store emptied first (Redis flushed or restarted) holds tokens that may be
+ * rotated out, so it neither writes them back nor refreshes them. This manager holds the newest and writes them
+ * back then, rather than at its next refresh (up to the token's lifetime later).
+ */
+const RECHECK_AFTER_MS = 2_000;
 
 /** What the manager needs from the OAuth side: `OAuthClient` implements it. */
 export interface TokenRefresher {
@@ -69,6 +77,11 @@ export interface TokenManagerOptions {
    * past it). Keep it above the store's own lock wait. Default 60 000.
    */
   lockTimeoutMs?: number;
+  /**
+   * @internal The user whose tokens these are (`UserClients` passes its `userId`): stamped into every TokenSet the
+   * manager writes, and a stored TokenSet stamped with another is refused (`TokenStoreError`), never used or written.
+   */
+  userId?: string;
 }
 
 /** One refresh (or store re-read) in progress; `forcing` is the access token the service rejected, if any. */
@@ -99,7 +112,9 @@ interface Pending {
  *   outcome is unknown is settled by re-reading the store first, and tokens the store has moved past are dropped.
  * - Every store call and `onTokens` is bounded in time; the manager recovers when the store does.
  * - A store that lost acknowledged writes (empty, or back to tokens the process has seen replaced) gets the newest
- *   tokens this manager holds written back instead of a `no_tokens` error.
+ *   tokens this manager holds written back instead of a `no_tokens` error. After a refresh saved inside the store's
+ *   lock, the store is read once more 2 s later, so that processes that waited for it and found the store emptied
+ *   (who hold tokens that may be rotated out, and fail rather than use them) recover within seconds.
  * - On `invalid_grant` the store is re-read first: if another process rotated the tokens meanwhile, those are
  *   used; `ReauthorizationRequiredError` is thrown only when the stored refresh token is the one refused.
  *   Tokens are never deleted.
@@ -117,6 +132,7 @@ export class TokenManager implements AccessTokenProvider {
   readonly #onTokens: ((tokens: TokenSet) => void | Promise<void>) | undefined;
   readonly #storeTimeoutMs: number;
   readonly #lockTimeoutMs: number;
+  readonly #userId: string | undefined;
   /** The last TokenSet read from or written to the store: the hot path reads only this and `#freshUntil`. */
   #cached: TokenSet | undefined;
   /** Until when (epoch ms) `#cached` is handed out without a refresh. */
@@ -145,6 +161,7 @@ export class TokenManager implements AccessTokenProvider {
     this.#oauth = options.oauth;
     this.#store = store;
     this.#onTokens = options.onTokens;
+    this.#userId = options.userId;
     // Shown by console.log / util.inspect: the margin and the expiry, never a token.
     inspectAs(this, () => `TokenManager { refreshMarginMs: ${this.refreshMarginMs}, ${describeTokens(this.#cached)} }`);
   }
@@ -203,14 +220,31 @@ export class TokenManager implements AccessTokenProvider {
    * await manager.setTokens(await oauth.exchangeCode(callbackUrl, session.oauth))
    */
   async setTokens(tokens: TokenSet): Promise<void> {
-    const problem = tokenSetProblem(tokens);
+    const problem = tokenSetProblem(tokens) ?? (this.#isOthers(tokens) ? "is stamped with another user's id (`userId`)" : undefined);
     if (problem !== undefined) invalidOption('tokens', `${problem}: pass the TokenSet from exchangeCode() to setTokens().`);
-    const copy: TokenSet = { ...tokens, scopes: [...tokens.scopes] };
+    const copy = this.#stamp(tokens);
     await this.#flight?.promise.then(noop, noop);
     // A new sign-in replaces whatever is stored: no compare-and-set.
     await this.#call('set', () => this.#store.set(copy), copy);
     this.#pending = undefined;
     this.#adopt(copy);
+  }
+
+  /**
+   * @internal Whether tokens this manager obtained wait to be saved (their `store.set` or `onTokens` failed): they
+   * exist nowhere else, so `UserClients` keeps the manager until they are saved.
+   */
+  get unsaved(): boolean {
+    return this.#pending !== undefined;
+  }
+
+  /**
+   * @internal Saves the tokens `unsaved` speaks of now, after any refresh in flight (each store call and `onTokens`
+   * bounded by `storeTimeoutMs`); rejects with the `TokenStoreError` when they still cannot be saved.
+   */
+  async saveUnsaved(): Promise<void> {
+    await this.#flight?.promise.then(noop, noop);
+    await this.#settlePending();
   }
 
   /** The current TokenSet, as the store holds it (`undefined` before `setTokens`). Treat it as a password. */
@@ -251,7 +285,7 @@ export class TokenManager implements AccessTokenProvider {
     if (this.#store.lock === undefined) return this.#refresh(stored, forcing, false, false);
     return this.#withLock(
       () => this.#lockedRefresh(forcing),
-      (current) => this.#useHolders(stored, current, forcing),
+      (current) => this.#useHolders(stored, this.#checked(current), forcing),
     );
   }
 
@@ -345,7 +379,7 @@ export class TokenManager implements AccessTokenProvider {
     }
     // Writes refused again and again while the store stays behind: it does not honour expectedRefreshToken (or lies).
     if (refusals > 2) throw new TokenStoreError('set', new Error('set() keeps refusing the write (false) while get() holds older tokens or none'));
-    return this.#save({ tokens: newest, expected: stored?.refreshToken ?? newest.refreshToken, startedAt: undefined }, false, refusals);
+    return this.#save({ tokens: this.#stamp(newest), expected: stored?.refreshToken ?? newest.refreshToken, startedAt: undefined }, false, refusals);
   }
 
   async #refresh(stored: TokenSet, forcing: string | undefined, isRetry: boolean, locked: boolean): Promise<TokenSet> {
@@ -366,7 +400,7 @@ export class TokenManager implements AccessTokenProvider {
       if (isRetry) throw error;
       return this.#refresh(current, forcing, true, locked);
     }
-    return this.#save({ tokens: fresh, expected: stored.refreshToken, startedAt }, locked);
+    return this.#save({ tokens: this.#stamp(fresh), expected: stored.refreshToken, startedAt }, locked);
   }
 
   /**
@@ -395,8 +429,21 @@ export class TokenManager implements AccessTokenProvider {
     }
     if (written === false) return this.#useStored(refusals + 1);
     this.#see(tokens);
+    if (locked && pending.startedAt !== undefined) this.#recheck(tokens);
     await this.#notify(pending);
     return this.#adopt(tokens, pending.startedAt);
+  }
+
+  /**
+   * `RECHECK_AFTER_MS` after saving `tokens` inside the lock, a flight as a call makes (which writes them back if the
+   * store lost them): only while they are still the newest this manager holds and no flight runs (it reads the store
+   * anyway). On a timer that does not keep the process alive; a failure is left to the next call.
+   */
+  #recheck(tokens: TokenSet): void {
+    const timer = setTimeout(() => {
+      if (this.#seen !== undefined && sameTokens(this.#seen, tokens)) (this.#flight ?? this.#startFlight(undefined)).promise.catch(noop);
+    }, RECHECK_AFTER_MS);
+    (timer as { unref?: () => void }).unref?.();
   }
 
   /** onTokens for tokens the store holds; a failure leaves them pending (the call is made again first thing). */
@@ -434,10 +481,14 @@ export class TokenManager implements AccessTokenProvider {
     return this.#adopt(await this.#current(refusals));
   }
 
-  /** Remembers the newest tokens this manager has read or written: what it writes back should the store lose them. */
+  /**
+   * Remembers the newest tokens this manager has read or written (what it writes back should the store lose them),
+   * and tells the process's rotation memory that a store holds them.
+   */
   #see(tokens: TokenSet): void {
     this.#seen = tokens;
     this.#contested = false;
+    recordStored(this.#oauth, tokens);
   }
 
   /**
@@ -464,13 +515,36 @@ export class TokenManager implements AccessTokenProvider {
     return Date.now() < freshUntil;
   }
 
-  /** `store.get()`, bounded, and checked: anything but a TokenSet or `undefined` is a `TokenStoreError`. */
+  /** `store.get()`, bounded, and checked (see `#checked`). */
   async #read(involved?: TokenSet): Promise<TokenSet | undefined> {
-    const stored: unknown = await this.#call('get', () => this.#store.get(), involved);
+    return this.#checked(await this.#call('get', () => this.#store.get(), involved));
+  }
+
+  /**
+   * What the store holds (read, or shown while waiting for its lock), checked: anything but a TokenSet or `undefined`,
+   * or a TokenSet stamped with another user's id, is a `TokenStoreError`; such tokens are never used or written.
+   */
+  #checked(stored: unknown): TokenSet | undefined {
     if (stored === undefined) return undefined;
-    const problem = stored === null ? 'returned null; return undefined when no tokens are stored' : tokenSetProblem(stored);
+    const problem =
+      stored === null
+        ? 'returned null; return undefined when no tokens are stored'
+        : (tokenSetProblem(stored) ??
+          (this.#isOthers(stored as TokenSet) ? "returned another user's tokens (another `userId`): a user's store must read only that user's key" : undefined));
     if (problem !== undefined) throw new TokenStoreError('get', new TypeError(`get() ${problem.replace(/^(is|has)/, 'returned a value that $1')}`));
     return stored as TokenSet;
+  }
+
+  /** Whether `tokens` are stamped with a user other than this manager's (unstamped tokens, stored before, are not). */
+  #isOthers(tokens: TokenSet): boolean {
+    return this.#userId !== undefined && tokens.userId !== undefined && tokens.userId !== this.#userId;
+  }
+
+  /** A copy of `tokens` to write, stamped with this manager's user, if it has one. */
+  #stamp(tokens: TokenSet): TokenSet {
+    const stamped = copy(tokens);
+    if (this.#userId !== undefined) stamped.userId = this.#userId;
+    return stamped;
   }
 
   /**

@@ -30,6 +30,13 @@ export interface TokenSet {
   scopes: string[];
   /** Always `'bearer'` (RFC 6750); the service's `token_type` is matched case-insensitively. */
   tokenType: 'bearer';
+  /**
+   * The user these tokens belong to, stamped by `UserClients` (the `userId` it acts for) into every TokenSet it
+   * stores: a store that returns tokens stamped with another user id (a wrong key, a cache mix-up) is refused with a
+   * `TokenStoreError`. Absent on tokens stored before the stamp and on those of a plain `TokenManager`; never sent
+   * to the service.
+   */
+  userId?: string;
 }
 
 /** What `TokenManager` tells `TokenStore.set` about a write. */

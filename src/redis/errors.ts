@@ -107,7 +107,7 @@ export class LockLostError extends RedisTokenStoreError {
 /**
  * Redis Cluster refused a command on the tokens' key and its lock key (`${key}:lock`) together because they hash to
  * different slots (`CROSSSLOT`). Not an outage, and retrying will not help: put a hash tag in `key`
- * (`postsched:tokens:{user_42}`) so that both keys share a slot.
+ * (`postsched:tokens:{user_42}`) so that both keys share a slot. The message suggests the caller's own key with one.
  *
  * @example
  * catch (err) { if (err instanceof CrossSlotError) console.error(`fix the key: ${err.key}`) }
@@ -120,9 +120,41 @@ export class CrossSlotError extends RedisTokenStoreError {
     super(
       key,
       `Redis Cluster refused a command on "${key}" and its lock key "${key}:lock": they hash to different slots ` +
-        '(CROSSSLOT). Put a hash tag in `key` so both share a slot, e.g. "postsched:tokens:{user_42}".',
+        `(CROSSSLOT). Put a hash tag in \`key\` so both share a slot: "${withHashTag(key)}".`,
     );
   }
+}
+
+/**
+ * Redis answered `MOVED`: the client is a single-node client (`new Redis(url)`, `createClient()`) connected to a
+ * node of a Redis Cluster, which holds the key's slot elsewhere. Not an outage, and retrying will not help: pass a
+ * Cluster client (ioredis `new Cluster(nodes)`, node-redis `createCluster(...)`).
+ *
+ * @example
+ * catch (err) { if (err instanceof ClusterClientRequiredError) console.error('REDIS_URL points at a cluster') }
+ */
+export class ClusterClientRequiredError extends RedisTokenStoreError {
+  /** @internal */
+  static override readonly id: string = 'ClusterClientRequiredError';
+
+  constructor(key: string, operation: RedisTokenStoreOperation) {
+    super(
+      key,
+      `Redis answered MOVED for "${key}": the \`redis\` client is a single-node client connected to a Redis Cluster. ` +
+        'Pass a Cluster client instead: ioredis `new Cluster(nodes)` or node-redis `createCluster({ rootNodes })`.',
+      undefined,
+      operation,
+    );
+  }
+}
+
+/**
+ * `key` with a hash tag, as the cluster messages suggest it: its last `:`-separated part in braces
+ * (`postsched:tokens:user_42` → `postsched:tokens:{user_42}`), or the whole key when that part is empty.
+ */
+export function withHashTag(key: string): string {
+  const cut = key.lastIndexOf(':', key.length - 2) + 1;
+  return `${key.slice(0, cut)}{${key.slice(cut)}}`;
 }
 
 /** Why stored tokens could not be read. */

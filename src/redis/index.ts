@@ -8,6 +8,7 @@ export { RedisWebhookDedupe, type RedisWebhookDedupeOptions } from './redis-webh
 export { WebhookDedupeUnavailableError, type RedisWebhookDedupeOperation } from './webhook-dedupe-error.js';
 export type { IORedisClientLike, NodeRedisClientLike, NodeRedisClusterLike, RedisClientLike } from './redis-connection.js';
 export {
+  ClusterClientRequiredError,
   CrossSlotError,
   LockLostError,
   LockTimeoutError,

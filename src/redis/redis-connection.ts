@@ -12,7 +12,7 @@
  */
 import { ValidationError } from '../errors.js';
 import { sanitizeCause, scrubStoreMessage } from '../scrub.js';
-import { CrossSlotError, type RedisTokenStoreOperation, TokenStoreUnavailableError } from './errors.js';
+import { ClusterClientRequiredError, CrossSlotError, type RedisTokenStoreOperation, TokenStoreUnavailableError } from './errors.js';
 
 /**
  * An ioredis client (`new Redis(...)`): only its raw-command method is used.
@@ -144,8 +144,11 @@ export class RedisConnection<Operation extends string = RedisTokenStoreOperation
           },
           (error: unknown) => {
             clearTimeout(timer);
-            // A key without a hash tag on a cluster: a mistake to fix, not an outage to wait out.
-            if (error instanceof Error && error.message.startsWith('CROSSSLOT')) reject(new CrossSlotError(this.#key));
+            // A key without a hash tag on a cluster, or a single-node client on a cluster node: mistakes to fix, not
+            // outages to wait out.
+            const message = error instanceof Error ? error.message : '';
+            if (message.startsWith('CROSSSLOT')) reject(new CrossSlotError(this.#key));
+            else if (message.startsWith('MOVED')) reject(new ClusterClientRequiredError(this.#key, operation as RedisTokenStoreOperation));
             else reject(this.#unavailable(operation, { cause: safeCause(error) }));
           },
         );

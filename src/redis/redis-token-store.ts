@@ -10,7 +10,7 @@ import { ValidationError } from '../errors.js';
 import { integerOption, MAX_TIMEOUT_MS } from '../invalid-option.js';
 import { acceptsWrite, copy } from '../oauth/memory-token-store.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
-import { LockLostError, LockTimeoutError } from './errors.js';
+import { LockLostError, LockTimeoutError, withHashTag } from './errors.js';
 import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED } from './lock-scripts.js';
 import { RedisConnection, type RedisClientLike } from './redis-connection.js';
 import { TokenCipher } from './token-cipher.js';
@@ -100,7 +100,7 @@ const MAX_LOOK_MS = 1_000;
  *
  * const store = new RedisTokenStore({
  *   redis: new Redis(process.env.REDIS_URL!),
- *   key: `postsched:tokens:${userId}`,
+ *   key: `postsched:tokens:{${userId}}`, // braces: the Cluster hash tag, and no user id can reach another's `:lock` key
  *   encryptionKey: process.env.TOKEN_ENCRYPTION_KEY!, // openssl rand -base64 32
  * })
  */
@@ -130,7 +130,7 @@ export class RedisTokenStore implements TokenStore {
     if (this.#connection.isCluster && !hasHashTag(key)) {
       throw new ValidationError(
         `\`key\` "${key}" has no hash tag, so on Redis Cluster it and its lock key "${key}:lock" land in different ` +
-          'slots and the lock cannot guard the tokens. Put the user\'s id in braces: "postsched:tokens:{user_42}".',
+          `slots and the lock cannot guard the tokens. Put the user's id in braces: "${withHashTag(key)}".`,
         ['key'],
       );
     }

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryTokenStore, OAuthClient, TokenManager, type TokenRefresher, type TokenSet } from '@postsched/sdk';
 import { createFakeService } from '@postsched/sdk/testing';
-import { REMEMBERED_ROTATIONS, newestKnown, refreshOnce } from '../../src/oauth/shared-refresh.js';
+import { REMEMBERED_ROTATIONS, newestKnown, recordStored, refreshOnce } from '../../src/oauth/shared-refresh.js';
 
 const APP = { clientId: 'app_per_request', clientSecret: 'secret_per_request_1234', redirectUris: ['http://127.0.0.1/callback'] };
 
@@ -90,8 +90,41 @@ describe('the process-wide memory of rotations', () => {
 
   it(`is bounded: past ${REMEMBERED_ROTATIONS} rotations the oldest are forgotten`, async () => {
     const oauth: TokenRefresher = { refresh: async (previous) => tokens(Number(previous.refreshToken!.slice(3)) + 1_000_000) };
-    for (let n = 0; n <= REMEMBERED_ROTATIONS; n++) await refreshOnce(oauth, tokens(n));
+    for (let n = 0; n <= REMEMBERED_ROTATIONS; n++) recordStored(oauth, await refreshOnce(oauth, tokens(n))); // each one saved
     expect(newestKnown(oauth, tokens(0))).toEqual(tokens(0));
     expect(newestKnown(oauth, tokens(1)).refreshToken).toBe('rt_1000001');
+  });
+
+  it(`never forgets a rotation no store holds: a save that failed, then ${REMEMBERED_ROTATIONS + 1} other rotations`, async () => {
+    const sent = new Set<string>();
+    let reused = 0;
+    let issued = 0;
+    const oauth: TokenRefresher = {
+      refresh: async (previous) => {
+        if (sent.has(previous.refreshToken!)) reused++; // the service would revoke the grant
+        sent.add(previous.refreshToken!);
+        return { ...tokens(++issued), expiresAt: Date.now() + 3_600_000 };
+      },
+    };
+    const expired = (n: number): TokenSet => ({ ...tokens(-n), expiresAt: Date.now() - 1_000 });
+    // The user's store fails one write: the manager (made per request) refreshed, could not save, and is dropped.
+    const userStore = new MemoryTokenStore(expired(0));
+    let failNextSet = true;
+    const flaky = {
+      get: () => userStore.get(),
+      set: (t: TokenSet, options?: { expectedRefreshToken?: string }) => {
+        if (!failNextSet) return userStore.set(t, options);
+        failNextSet = false;
+        return Promise.reject(new Error('database blip'));
+      },
+    };
+    await expect(new TokenManager({ oauth, store: flaky }).getAccessToken()).rejects.toThrow();
+    // The process goes on rotating other users' tokens.
+    for (let n = 1; n <= REMEMBERED_ROTATIONS + 1; n++) await new TokenManager({ oauth, store: new MemoryTokenStore(expired(n)) }).getAccessToken();
+    // The user's next request: its store still holds the rotated-out refresh token.
+    const token = await new TokenManager({ oauth, store: flaky }).getAccessToken();
+    expect(reused).toBe(0);
+    expect(token).toBe('at_1'); // the rotation the failed save lost, written back
+    expect((await userStore.get())?.refreshToken).toBe('rt_1');
   });
 });

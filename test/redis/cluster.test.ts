@@ -2,11 +2,11 @@
  * Issue 20: RedisTokenStore on a real Redis Cluster (3 masters, no replicas) started by the test, through ioredis
  * `Cluster` and node-redis `createCluster`: the store, the lock, and the single refresh of a fleet of processes.
  */
-import { Cluster } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TokenSet, ValidationError } from '@postsched/sdk';
-import { CrossSlotError, RedisTokenStore, TokenStoreUnavailableError, type RedisClientLike } from '@postsched/sdk/redis';
+import { ClusterClientRequiredError, CrossSlotError, RedisTokenStore, TokenStoreUnavailableError, type RedisClientLike } from '@postsched/sdk/redis';
 import { type RedisCluster, startRedisCluster } from './redis-server.js';
 import { commandsRun, resetCommandStats, startFleet } from './fleet/fleet-rig.js';
 
@@ -83,6 +83,8 @@ describe.each(CLIENTS)('RedisTokenStore on a 3-master Redis Cluster with $name',
       })();
       expect(error).toBeInstanceOf(ValidationError);
       expect((error as Error).message).toContain('postsched:tokens:{user_42}');
+      // The suggestion is the caller's own key with a hash tag, whatever the key.
+      expect(() => new RedisTokenStore({ redis: client, key: 'app:tokens:alice' })).toThrow('"app:tokens:{alice}"');
     } finally {
       close();
     }
@@ -95,14 +97,36 @@ describe('a CROSSSLOT answer', () => {
     try {
       // A client the store cannot tell from a single node (a proxy, a wrapper): the key is accepted, then refused by Redis.
       const hidden = { call: (command: string, ...args: string[]) => cluster_.call(command, ...args) };
-      const store = new RedisTokenStore({ redis: hidden, key: `postsched:tokens:no_tag_${crypto.randomUUID()}` });
+      const id = crypto.randomUUID();
+      const store = new RedisTokenStore({ redis: hidden, key: `postsched:tokens:no_tag_${id}` });
       const error = await store.lock(() => store.set(tokens('x'))).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(CrossSlotError);
       expect(error).not.toBeInstanceOf(TokenStoreUnavailableError);
       expect((error as Error).message).toContain('hash tag');
-      expect((error as Error).message).toContain('{user_42}');
+      expect((error as Error).message).toContain(`"postsched:tokens:{no_tag_${id}}"`); // the caller's own key, with a hash tag
     } finally {
       cluster_.disconnect();
+    }
+  });
+});
+
+describe('a single-node client connected to one node of the cluster', () => {
+  it('gets a ClusterClientRequiredError saying to pass a Cluster client, not an outage', async () => {
+    const single = new Redis(cluster.nodes[0]!); // the app's REDIS_URL points at a cluster node
+    try {
+      const errors: unknown[] = [];
+      // Keys in other nodes' slots are answered MOVED (two thirds of them, with 3 masters).
+      for (let i = 0; i < 12; i++) {
+        await new RedisTokenStore({ redis: single, key: `postsched:tokens:{moved_${i}}` }).get().catch((e: unknown) => errors.push(e));
+      }
+      expect(errors.length).toBeGreaterThan(0);
+      for (const error of errors) {
+        expect(error).toBeInstanceOf(ClusterClientRequiredError);
+        expect(error).not.toBeInstanceOf(TokenStoreUnavailableError);
+        expect((error as Error).message).toContain('Cluster client');
+      }
+    } finally {
+      single.disconnect();
     }
   });
 });

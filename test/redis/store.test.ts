@@ -232,7 +232,7 @@ describe('RedisTokenStore options', () => {
     const nodeRedisCluster = { sendCommand: async () => null, masters: [], slots: [] };
     const ioredisCluster = { call: async () => null, isCluster: true };
     for (const redis of [nodeRedisCluster, ioredisCluster]) {
-      expect(() => new RedisTokenStore({ redis, key: 'tokens:user_42' })).toThrow(/no hash tag.*"postsched:tokens:\{user_42\}"/);
+      expect(() => new RedisTokenStore({ redis, key: 'tokens:user_42' })).toThrow(/no hash tag.*"tokens:\{user_42\}"/);
       expect(() => new RedisTokenStore({ redis, key: 'tokens:{}' })).toThrow(ValidationError); // an empty tag hashes the whole key
       expect(new RedisTokenStore({ redis, key: 'tokens:{user_42}' }).key).toBe('tokens:{user_42}');
     }

@@ -25,12 +25,18 @@ export interface Rig {
   gate: Promise<void> | undefined;
   /** Each refresh first waits a random time up to this, in ms, as a token endpoint over a network takes. */
   refreshLatencyMs: number;
+  /** When set (to `[]`), every request the fake receives is added, rendered: method, URL, headers and body. */
+  sent: string[] | undefined;
 }
 
 export function createRig(): Rig {
   const fake = createFakeService({ refreshTokenReuse: 'revoke-grant' });
   const app = fake.registerApp({ redirectUris: ['https://app.example/callback'] });
-  const fetch = (input: Request | string | URL, init?: RequestInit) => fake.handler(new Request(input, init));
+  const fetch = async (input: Request | string | URL, init?: RequestInit) => {
+    const request = new Request(input, init);
+    rig.sent?.push(`${request.method} ${request.url} ${JSON.stringify([...request.headers])} ${await request.clone().text()}`);
+    return fake.handler(request);
+  };
   const oauth = new OAuthClient({ baseUrl: fake.baseUrl, clientId: app.clientId, clientSecret: app.clientSecret, redirectUri: 'https://app.example/callback', fetch });
   const ownerOf = new Map<string, string>(); // refresh token → user
   const refreshes = new Map<string, number>();
@@ -43,6 +49,7 @@ export function createRig(): Rig {
     reused: 0,
     gate: undefined,
     refreshLatencyMs: 0,
+    sent: undefined,
     refresher: {
       async refresh(previous) {
         const userId = ownerOf.get(previous.refreshToken ?? '') ?? 'unknown';

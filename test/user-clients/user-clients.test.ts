@@ -67,7 +67,7 @@ describe('UserClients: a client per user', () => {
     const { users, stores } = setUp(rig, { onTokens: (userId, tokens) => void saved.push([userId, tokens]) });
     const tokens = rig.tokensFor('alice', false);
     await users.connect('alice', tokens);
-    expect(await stores.get('alice')?.get()).toEqual(tokens);
+    expect(await stores.get('alice')?.get()).toEqual({ ...tokens, userId: 'alice' }); // stamped with the user it is for
     expect(saved).toEqual([['alice', tokens]]);
     const client = users.client('alice');
     expect(client).toBeInstanceOf(PostSched);
@@ -242,6 +242,144 @@ describe('UserClients: the cache', () => {
   });
 });
 
+describe('UserClients: a rotation onTokens failed to save', () => {
+  /** A UserClients whose onTokens saves into `db` (the app's database), and fails while `failing` is set. */
+  function withDatabase(rig: Rig, options: Partial<UserClientsOptions> = {}) {
+    const db = new Map<string, TokenSet>();
+    const state = { failing: 0 };
+    const set = setUp(rig, {
+      onTokens: (userId, tokens) => {
+        if (state.failing > 0) {
+          state.failing--;
+          throw new Error('database blip');
+        }
+        db.set(userId, tokens);
+      },
+      ...options,
+    });
+    /** An app restarted from its database is not logged out: the refresh token saved there is still honoured. */
+    const databaseHonoured = (userId: string) => rig.oauth.refresh(db.get(userId)!).then(() => true, () => false);
+    return { ...set, db, state, databaseHonoured };
+  }
+
+  it('keeps the user cached past maxUsers until their next call saves it: the database gets the rotation', async () => {
+    const rig = createRig();
+    const { users, stores, db, state, databaseHonoured } = withDatabase(rig, { maxUsers: 1 });
+    await users.connect('alice', rig.tokensFor('alice'));
+    state.failing = 1;
+    const failed = await users.client('alice').accounts.list().toArray().then(() => false, (e: unknown) => e instanceof TokenStoreError);
+    expect(failed).toBe(true); // the refresh was stored, onTokens failed
+    await users.connect('bob', rig.tokensFor('bob', false)); // past maxUsers
+    await collectGarbage(); // nothing of the app holds alice's manager any more
+    await users.client('alice').accounts.list().toArray();
+    expect(db.get('alice')).toEqual(await stores.get('alice')?.get());
+    expect(await databaseHonoured('alice')).toBe(true);
+    expect(rig.refreshes.get('alice')).toBe(1);
+  });
+
+  it('holds again a dropped manager whose call (through a client a request kept) could not save its rotation', async () => {
+    const rig = createRig();
+    const { users, stores, db, state, storeCalls } = withDatabase(rig, { maxUsers: 1 });
+    await users.connect('alice', rig.tokensFor('alice'));
+    let held: PostSched | undefined = users.client('alice'); // a request on its way
+    users.client('bob'); // evicts alice: her manager is only weakly held now
+    state.failing = 1;
+    expect(await held.accounts.list().toArray().then(() => false, () => true)).toBe(true); // refreshed, onTokens failed
+    held = undefined;
+    await collectGarbage(); // nothing of the app holds alice's manager any more
+    await users.client('alice').accounts.list().toArray();
+    expect(storeCalls).toEqual(['alice', 'bob']); // the same manager, which saved its rotation
+    expect(db.get('alice')).toEqual(await stores.get('alice')?.get());
+  });
+
+  it('forget() saves it before dropping the user', async () => {
+    const rig = createRig();
+    const { users, stores, db, state, databaseHonoured } = withDatabase(rig);
+    await users.connect('alice', rig.tokensFor('alice'));
+    state.failing = 1;
+    await users.client('alice').accounts.list().toArray().catch(() => {});
+    await users.forget('alice');
+    expect(users.size).toBe(0);
+    expect(db.get('alice')).toEqual(await stores.get('alice')?.get());
+    expect(await databaseHonoured('alice')).toBe(true);
+  });
+
+  it('dispose saves it; while it cannot, dispose rejects with a TokenStoreError naming the user, and tries again when called again', async () => {
+    const rig = createRig();
+    const { users, stores, db, state, databaseHonoured } = withDatabase(rig);
+    const tokens = rig.tokensFor('alice');
+    await users.connect('alice', tokens);
+    await users.connect('bob', rig.tokensFor('bob'));
+    state.failing = 1_000;
+    await users.client('alice').accounts.list().toArray().catch(() => {});
+    const error = await users[Symbol.asyncDispose]().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TokenStoreError);
+    expect((error as TokenStoreError).operation).toBe('onTokens');
+    expect((error as Error).message).toContain('user "alice"');
+    const stored = await stores.get('alice')?.get();
+    for (const secret of [tokens.accessToken, tokens.refreshToken, stored?.accessToken, stored?.refreshToken]) {
+      expect(inspect(error)).not.toContain(secret);
+    }
+    state.failing = 0;
+    await users[Symbol.asyncDispose]();
+    expect(db.get('alice')).toEqual(stored);
+    expect(await databaseHonoured('alice')).toBe(true);
+    expect(users.size).toBe(0);
+  });
+});
+
+describe('UserClients: a store that returns another user’s tokens (a cache bug, a wrong key)', () => {
+  it('refuses them as a TokenStoreError; they are never used nor written, and the user goes on with their own', async () => {
+    const rig = createRig();
+    const { users, stores } = setUp(rig);
+    await users.connect('alice', rig.tokensFor('alice')); // expired: the next call reads the store
+    await users.connect('bob', rig.tokensFor('bob', false));
+    const bobs = (await stores.get('bob')?.get())!;
+    const store = stores.get('alice')!;
+    const { get, set } = { get: store.get.bind(store), set: store.set.bind(store) };
+    const written: TokenSet[] = [];
+    let mixUps = 1;
+    store.get = async () => (mixUps-- > 0 ? bobs : get());
+    store.set = async (tokens, options) => (written.push(tokens), set(tokens, options));
+    rig.sent = [];
+
+    const error = await users.client('alice').accounts.list().toArray().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TokenStoreError);
+    expect((error as TokenStoreError).operation).toBe('get');
+    expect((error as Error).message).toContain('another user');
+    // Alice's calls go on with alice's tokens: refreshed from hers, again after a 401.
+    await users.client('alice').accounts.list().toArray();
+    const manager = users.manager('alice');
+    await manager.forceRefresh((await manager.getAccessToken()));
+    expect(rig.refreshes.get('alice')).toBe(2);
+    expect(rig.reused).toBe(0);
+    const mine = (await manager.getTokens())!;
+    expect(mine.userId).toBe('alice');
+    expect(mine.refreshToken).not.toBe(bobs.refreshToken);
+    expect(written.filter((t) => t.accessToken === bobs.accessToken || t.refreshToken === bobs.refreshToken)).toEqual([]);
+    expect(rig.sent.filter((request) => request.includes(bobs.accessToken) || request.includes(bobs.refreshToken!))).toEqual([]);
+    expect(rig.sent.length).toBeGreaterThan(0);
+    expect(rig.sent.filter((request) => request.includes('alice'))).toEqual([]); // the stamp is never sent
+  });
+
+  it('accepts a TokenSet stored before the stamp existed (no userId)', async () => {
+    const rig = createRig();
+    const { users, stores } = setUp(rig);
+    stores.set('alice', new MemoryTokenStore(rig.tokensFor('alice')));
+    await users.client('alice').accounts.list().toArray();
+    expect((await stores.get('alice')?.get())?.userId).toBe('alice'); // stamped from its first write
+  });
+
+  it('connect() refuses tokens stamped for another user (ValidationError), writing nothing', async () => {
+    const rig = createRig();
+    const { users, stores } = setUp(rig);
+    await users.connect('bob', rig.tokensFor('bob', false));
+    const bobs = (await stores.get('bob')?.get())!;
+    await expect(users.connect('alice', bobs)).rejects.toThrow(ValidationError);
+    expect(await stores.get('alice')?.get()).toBeUndefined();
+  });
+});
+
 describe('UserClients: onReauthorizationRequired', () => {
   it('is called once per user for many failing calls, and each caller still gets the error', async () => {
     const rig = createRig();
@@ -331,6 +469,27 @@ describe('UserClients: what it refuses', () => {
   it('a store factory that returns no store', () => {
     const users = new UserClients({ ...valid, store: () => ({}) as TokenStore });
     expect(() => users.client('alice')).toThrow(/store/);
+  });
+
+  it('a store factory that forgets `return` (not a MemoryTokenStore in its place)', async () => {
+    const users = new UserClients({
+      ...valid,
+      store: ((userId: string) => {
+        void new MemoryTokenStore(rig.tokensFor(userId)); // `return` forgotten
+      }) as unknown as (userId: string) => TokenStore,
+    });
+    const error = (() => {
+      try {
+        users.client('alice');
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).path).toEqual(['store']);
+    expect((error as Error).message).toMatch(/returned undefined.*`return`/);
+    await expect(users.connect('bob', rig.tokensFor('bob'))).rejects.toThrow(ValidationError);
+    expect(users.size).toBe(0);
   });
 });
 
