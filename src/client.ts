@@ -100,9 +100,10 @@ export class PostSched {
       throw new ValidationError('new PostSched() needs an options object: { baseUrl, auth }.', []);
     }
     // UserClients passes the setup it made once for all its users; anyone else's options are checked here.
-    const setup = (options as { [CLIENT_SETUP]?: ClientSetup })[CLIENT_SETUP] ?? setUpClient(options);
+    const shared = (options as { [CLIENT_SETUP]?: ClientSetup })[CLIENT_SETUP];
+    const setup = shared ?? setUpClient(options);
     this.#setup = setup;
-    this.#auth = options.auth;
+    this.#auth = (shared === undefined ? setup.options : options).auth as Auth;
     this.#pipeline = new Pipeline(setup.config, toTokenSource(options.auth));
     inspectAs(this, describeClient);
   }
@@ -138,14 +139,16 @@ export class PostSched {
    */
   withOptions(overrides: PostSchedOverrides): PostSched {
     if (typeof overrides !== 'object' || overrides === null) invalidOption('overrides', 'must be an object of client options.');
+    // Unknown names are refused by the new client's check.
+    const own: Partial<PostSchedOptions> = checkOptions(overrides);
     // Not ignored in silence: a copy pointed elsewhere would carry this client's token there.
     for (const name of ['baseUrl', 'auth'] as const) {
-      if ((overrides as Partial<PostSchedOptions>)[name] !== undefined) invalidOption(name, 'is kept by withOptions(): create a new PostSched.');
+      if (own[name] !== undefined) invalidOption(name, 'is kept by withOptions(): create a new PostSched.');
     }
     const { options, config } = this.#setup;
     const headers = checkedHeaders(options.headers, 'headers');
-    if (overrides.headers !== undefined) checkedHeaders(overrides.headers, 'headers').forEach((value, name) => headers.set(name, value));
-    return new PostSched({ ...options, ...overrides, headers, baseUrl: config.baseUrl, auth: this.#auth });
+    if (own.headers !== undefined) checkedHeaders(own.headers, 'headers').forEach((value, name) => headers.set(name, value));
+    return new PostSched({ ...options, ...own, headers, baseUrl: config.baseUrl, auth: this.#auth });
   }
 
   /**

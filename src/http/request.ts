@@ -91,7 +91,8 @@ export interface WriteRequestOptions extends RequestOptions {
 const READ_OPTIONS = ['signal', 'timeoutMs', 'maxRetries', 'headers', 'extraQuery', 'extraBody'];
 const WRITE_OPTIONS = [...READ_OPTIONS, 'idempotencyKey'];
 
-const NO_OPTIONS: WriteRequestOptions = Object.freeze({});
+/** A call without options: on a null prototype, as `checkOptions` gives them (`Object.prototype.timeoutMs` is no option). */
+const NO_OPTIONS: WriteRequestOptions = Object.freeze(Object.create(null));
 
 /**
  * The client settings the pipeline needs (see `PostSchedOptions`), computed once from the options: clients made from

@@ -13,7 +13,7 @@ import { checkScopes } from './scopes.js';
 import { createTokenFetch, type FetchLike } from './token-fetch.js';
 import { userAgent } from '../http/user-agent.js';
 import type { Scope, TokenSet } from './types.js';
-import { integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction } from '../invalid-option.js';
+import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction, optionNames } from '../invalid-option.js';
 
 /** Default time-out of one token request, body included. */
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -48,6 +48,8 @@ export interface OAuthClientOptions {
    */
   timeoutMs?: number;
 }
+
+const OAUTH_CLIENT_OPTIONS = optionNames<OAuthClientOptions>({ baseUrl: 0, clientId: 0, clientSecret: 0, redirectUri: 0, issuer: 0, fetch: 0, timeoutMs: 0 });
 
 /** What {@link OAuthClient.createAuthorizationUrl} returns. Keep `state` and `codeVerifier` server-side (session). */
 export interface AuthorizationRequest {
@@ -103,6 +105,7 @@ export class OAuthClient {
     if (typeof options !== 'object' || options === null) {
       throw new ValidationError('new OAuthClient() needs an options object: { baseUrl, clientId, clientSecret, redirectUri }.');
     }
+    options = checkOptions(options, OAUTH_CLIENT_OPTIONS, 'new OAuthClient()');
     const base = checkBaseUrl(options.baseUrl);
     requireString(options.clientId, 'clientId');
     requireString(options.clientSecret, 'clientSecret');
