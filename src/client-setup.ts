@@ -30,7 +30,7 @@ const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 const globalFetch = (input: Request, init?: RequestInit): Promise<Response> => globalThis.fetch(input, init);
 
 /** Every option of `new PostSched()`. */
-const CLIENT_OPTIONS = optionNames<PostSchedOptions>({
+const CLIENT_OPTIONS = /* @__PURE__ */ optionNames<PostSchedOptions>({
   baseUrl: 0, auth: 0, timeoutMs: 0, maxRetries: 0, maxRetryAfterMs: 0, maxResponseBytes: 0, fetch: 0, logger: 0, headers: 0, appInfo: 0, onRequest: 0, onResponse: 0, onRetry: 0,
 });
 

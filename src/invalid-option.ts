@@ -46,9 +46,6 @@ export function integerOption(value: unknown, name: string, fallback: number, mi
   return value as number;
 }
 
-/** Client options, which a call cannot change: say where they go instead of ignoring them. */
-const CLIENT_OPTIONS = ['baseUrl', 'auth', 'fetch', 'logger', 'maxRetryAfterMs', 'maxResponseBytes', 'appInfo', 'onRequest', 'onResponse', 'onRetry'];
-
 /**
  * Every option name of `T`, checked complete by the compiler (a `{ name: 0 }` per option): the `known` list of
  * `checkOptions`.
@@ -59,9 +56,10 @@ export const optionNames = <T>(names: { [K in keyof Required<T>]: 0 }): readonly
  * `options`, as a copy of its own enumerable properties (on a null prototype: an option set on `Object.prototype` is
  * never read), refused when it is not an object (`null` included), when reading it throws (a getter, a Proxy), or
  * when it holds a key (with a value) that `of` does not take (`known`, with the closest name; without `known`, the
- * keys are left to the pipeline's check). Read every options object through it, once.
+ * keys are left to the pipeline's check; `elsewhere` may say where such a key goes). Read every options object
+ * through it, once.
  */
-export function checkOptions<T>(options: T, known?: readonly string[], of = 'this call'): T {
+export function checkOptions<T>(options: T, known?: readonly string[], of = 'this call', elsewhere?: (name: string) => string): T {
   if (typeof options !== 'object' || options === null) {
     invalidOption('options', `must be an object: the options of ${of}${of === 'this call' ? ', such as { timeoutMs: 5000 }' : ''}.`);
   }
@@ -80,7 +78,7 @@ export function checkOptions<T>(options: T, known?: readonly string[], of = 'thi
       shown,
       `is not an option of ${of} (it takes ${known.join(', ')}).` +
         (near === undefined ? '' : ` Did you mean \`${near}\`?`) +
-        (CLIENT_OPTIONS.includes(name) && of === 'this call' ? ' It is a client option: pass it to `new PostSched()` or `client.withOptions()`.' : ''),
+        (elsewhere?.(name) ?? ''),
       [name],
     );
   }

@@ -99,10 +99,10 @@ export interface UserClientsOptions {
   managerOptions?: Omit<TokenManagerOptions, 'oauth' | 'store' | 'onTokens'>;
 }
 
-const USER_CLIENTS_OPTIONS = optionNames<UserClientsOptions>({
+const USER_CLIENTS_OPTIONS = /* @__PURE__ */ optionNames<UserClientsOptions>({
   oauth: 0, baseUrl: 0, store: 0, onTokens: 0, onReauthorizationRequired: 0, maxUsers: 0, clientOptions: 0, managerOptions: 0,
 });
-const MANAGER_OPTIONS = optionNames<NonNullable<UserClientsOptions['managerOptions']>>({ refreshMarginMs: 0, storeTimeoutMs: 0, lockTimeoutMs: 0 });
+const MANAGER_OPTIONS = /* @__PURE__ */ optionNames<NonNullable<UserClientsOptions['managerOptions']>>({ refreshMarginMs: 0, storeTimeoutMs: 0, lockTimeoutMs: 0 });
 
 /** What a user's manager reports to its UserClients. */
 interface Owner {

@@ -88,6 +88,10 @@ export interface WriteRequestOptions extends RequestOptions {
  * The options a GET takes, and a call that writes. `extraBody` is let through to its own check, which says which
  * calls take it.
  */
+/** Client options, which a call cannot change: say where they go instead of ignoring them. */
+const CLIENT_OPTIONS = ['baseUrl', 'auth', 'fetch', 'logger', 'maxRetryAfterMs', 'maxResponseBytes', 'appInfo', 'onRequest', 'onResponse', 'onRetry'];
+const clientOption = (name: string) => (CLIENT_OPTIONS.includes(name) ? ' It is a client option: pass it to `new PostSched()` or `client.withOptions()`.' : '');
+
 const READ_OPTIONS = ['signal', 'timeoutMs', 'maxRetries', 'headers', 'extraQuery', 'extraBody'];
 const WRITE_OPTIONS = [...READ_OPTIONS, 'idempotencyKey'];
 
@@ -177,7 +181,7 @@ export class Pipeline {
   async #execute<T>(specOrBuild: RequestSpec<T> | (() => RequestSpec<T>)): Promise<PipelineResult<T>> {
     const spec = typeof specOrBuild === 'function' ? specOrBuild() : specOrBuild;
     const config = this.#config;
-    const options: WriteRequestOptions = spec.options === undefined ? NO_OPTIONS : checkOptions(spec.options, spec.method === 'GET' ? READ_OPTIONS : WRITE_OPTIONS);
+    const options: WriteRequestOptions = spec.options === undefined ? NO_OPTIONS : checkOptions(spec.options, spec.method === 'GET' ? READ_OPTIONS : WRITE_OPTIONS, 'this call', clientOption);
     const { signal } = options;
     // ky would fail on anything else with a TypeError of its own (AbortSignal.any takes only AbortSignals).
     if (signal != null && !(signal instanceof AbortSignal)) invalidOption('signal', 'must be an AbortSignal.');

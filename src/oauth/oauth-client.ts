@@ -49,7 +49,7 @@ export interface OAuthClientOptions {
   timeoutMs?: number;
 }
 
-const OAUTH_CLIENT_OPTIONS = optionNames<OAuthClientOptions>({ baseUrl: 0, clientId: 0, clientSecret: 0, redirectUri: 0, issuer: 0, fetch: 0, timeoutMs: 0 });
+const OAUTH_CLIENT_OPTIONS = /* @__PURE__ */ optionNames<OAuthClientOptions>({ baseUrl: 0, clientId: 0, clientSecret: 0, redirectUri: 0, issuer: 0, fetch: 0, timeoutMs: 0 });
 
 /** What {@link OAuthClient.createAuthorizationUrl} returns. Keep `state` and `codeVerifier` server-side (session). */
 export interface AuthorizationRequest {

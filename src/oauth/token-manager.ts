@@ -71,7 +71,7 @@ export interface TokenManagerOptions {
   lockTimeoutMs?: number;
 }
 
-const TOKEN_MANAGER_OPTIONS = optionNames<TokenManagerOptions>({ oauth: 0, store: 0, refreshMarginMs: 0, onTokens: 0, storeTimeoutMs: 0, lockTimeoutMs: 0 });
+const TOKEN_MANAGER_OPTIONS = /* @__PURE__ */ optionNames<TokenManagerOptions>({ oauth: 0, store: 0, refreshMarginMs: 0, onTokens: 0, storeTimeoutMs: 0, lockTimeoutMs: 0 });
 
 /** One refresh (or store re-read) in progress; `forcing` is the access token the service rejected, if any. */
 interface Flight {

@@ -57,7 +57,7 @@ export interface RedisTokenStoreOptions {
   encryptionKey?: Uint8Array | string;
 }
 
-const OPTIONS = optionNames<RedisTokenStoreOptions>({ redis: 0, key: 0, lockTtlMs: 0, lockWaitMs: 0, commandTimeoutMs: 0, encryptionKey: 0 });
+const OPTIONS = /* @__PURE__ */ optionNames<RedisTokenStoreOptions>({ redis: 0, key: 0, lockTtlMs: 0, lockWaitMs: 0, commandTimeoutMs: 0, encryptionKey: 0 });
 
 /** A lock this async call chain holds; `outer`: one it held already (another store's, nested). */
 interface LockHold {

@@ -30,7 +30,7 @@ export interface RedisWebhookDedupeOptions {
   commandTimeoutMs?: number;
 }
 
-const OPTIONS = optionNames<RedisWebhookDedupeOptions>({ redis: 0, prefix: 0, doneTtlMs: 0, commandTimeoutMs: 0 });
+const OPTIONS = /* @__PURE__ */ optionNames<RedisWebhookDedupeOptions>({ redis: 0, prefix: 0, doneTtlMs: 0, commandTimeoutMs: 0 });
 
 const DEFAULT_PREFIX = 'postsched:webhook';
 const DEFAULT_DONE_TTL_MS = 7 * 86_400_000;

@@ -67,7 +67,7 @@ export function weeklySlots(options: WeeklySlotsOptions): Generator<Date, void, 
   return slots(offsetAt, timeZone, policy, weekdays, wallTimes, instant(from, 'from'), until === undefined ? Infinity : instant(until, 'until'), count);
 }
 
-const OPTIONS = optionNames<WeeklySlotsOptions>({ timeZone: 0, days: 0, times: 0, from: 0, count: 0, until: 0, disambiguation: 0 });
+const OPTIONS = /* @__PURE__ */ optionNames<WeeklySlotsOptions>({ timeZone: 0, days: 0, times: 0, from: 0, count: 0, until: 0, disambiguation: 0 });
 
 /** How far apart the zone's offset is read: no zone changes its offset twice within 6 hours. */
 const STEP = 6 * 36e5;

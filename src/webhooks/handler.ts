@@ -103,7 +103,7 @@ export interface WebhookHandlerOptions extends VerifyWebhookClockOptions {
   maxBodyBytes?: number | undefined;
 }
 
-const HANDLER_OPTIONS = optionNames<WebhookHandlerOptions>({
+const HANDLER_OPTIONS = /* @__PURE__ */ optionNames<WebhookHandlerOptions>({
   secret: 0, on: 0, onUnknown: 0, onError: 0, dedupe: 0, handlerTimeoutMs: 0, dedupeTimeoutMs: 0, inFlightTtlMs: 0, maxBodyBytes: 0, toleranceSeconds: 0, now: 0,
 });
 

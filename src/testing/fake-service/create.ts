@@ -129,7 +129,7 @@ export interface FakeService {
   close(): Promise<void>;
 }
 
-const FAKE_SERVICE_OPTIONS = optionNames<FakeServiceOptions>({
+const FAKE_SERVICE_OPTIONS = /* @__PURE__ */ optionNames<FakeServiceOptions>({
   baseUrl: 0, clock: 0, apps: 0, accounts: 0, webhookEndpoints: 0, consent: 0, webhooks: 0, media: 0, accessTokenTtlSeconds: 0, codeTtlSeconds: 0, refreshTokenReuse: 0, profile: 0, seed: 0,
 });
 
