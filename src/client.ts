@@ -110,22 +110,22 @@ export class PostSched {
 
   /** Schedule, read, change, cancel and list posts. */
   get posts(): Posts {
-    return (this.#posts ??= new Posts(this.#pipeline));
+    return (this.#posts ??= Posts.create(this.#pipeline));
   }
 
   /** The user's connected social accounts. */
   get accounts(): Accounts {
-    return (this.#accounts ??= new Accounts(this.#pipeline));
+    return (this.#accounts ??= Accounts.create(this.#pipeline));
   }
 
   /** Streamed uploads to the media library. */
   get media(): Media {
-    return (this.#media ??= new Media(this.#pipeline));
+    return (this.#media ??= Media.create(this.#pipeline));
   }
 
   /** Post-level analytics. */
   get analytics(): Analytics {
-    return (this.#analytics ??= new Analytics(this.#pipeline));
+    return (this.#analytics ??= Analytics.create(this.#pipeline));
   }
 
   /**
@@ -223,7 +223,7 @@ export class PostSched {
       return { ...page, data: page.data.map((item) => parseItem(item)) };
     };
     const base = rawSpec<unknown>('GET', path);
-    return new Paginator<T>(
+    return Paginator.create<T>(
       (pageQuery, opts) => this.#pipeline.request({ ...base, query: { ...query, ...pageQuery }, parse, options: opts }) as never,
       { ...(limit === undefined ? {} : { limit }), ...(pageSize === undefined ? {} : { pageSize }) },
       requestOptions as RequestOptions,

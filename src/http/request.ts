@@ -175,7 +175,7 @@ export class Pipeline {
    * (`ValidationError`) rejects it like any other failure — before anything is sent.
    */
   request<T>(spec: RequestSpec<T> | (() => RequestSpec<T>)): APIPromise<T> {
-    return new APIPromise(this.#execute(spec));
+    return APIPromise.create(this.#execute(spec));
   }
 
   async #execute<T>(specOrBuild: RequestSpec<T> | (() => RequestSpec<T>)): Promise<PipelineResult<T>> {
