@@ -106,8 +106,11 @@ import { bundleBreakdown, bundleSize, buildWithSourceMaps, DEPENDENCIES, groupOf
 const KB = 1024;
 /** Ceilings of the USER_BUNDLES rows, by label. */
 const CEILINGS = {
-  'whole main entry (export *)': 30.92 * KB,
-  'server app: { OAuthClient, TokenManager, PostSched }': 29.32 * KB,
+  // Issue 27 §4: +0.27 KB main, +0.23 KB server app (31.43 → 31.70, 29.83 → 30.06 measured here, where main's own
+  // build is already 0.51 KB over the ceilings below): one options reader (own properties, unknown keys refused
+  // with the closest name), lenient-server dot segments, private constructors with their internal factories.
+  'whole main entry (export *)': 31.19 * KB,
+  'server app: { OAuthClient, TokenManager, PostSched }': 29.55 * KB,
   'webhook verifier alone: { verifyWebhook }': 2.66 * KB,
 };
 const rows = [
@@ -121,13 +124,16 @@ const rows = [
     ceiling: 3.12 * KB,
   },
   // Its target: stay under standardwebhooks' verifier alone (4.8 KB, bench/RESULTS.md) with a margin.
-  { label: 'webhook handler alone: { createWebhookHandler }', file: 'dist/webhooks/index.js', names: ['createWebhookHandler'], target: 4 * KB, ceiling: 5.5 * KB },
-  { label: 'webhooks entry (export *)', file: 'dist/webhooks/index.js', ceiling: 5.95 * KB },
+  { label: 'webhook handler alone: { createWebhookHandler }', file: 'dist/webhooks/index.js', names: ['createWebhookHandler'], target: 4 * KB, ceiling: 6.01 * KB },
+  // Issue 27 §4: +0.51 KB (5.46 → 5.97, 5.92 → 6.43): createWebhookHandler refuses unknown options by name, with the closest (checkOptions, Levenshtein).
+  { label: 'webhooks entry (export *)', file: 'dist/webhooks/index.js', ceiling: 6.46 * KB },
   // Issue 23's target: the whole schedule entry ≤ 1.5 KB. Its one import from the rest of the SDK is ValidationError,
   // which ships every error class until issue 22 makes them tree-shakable: the second row is the entry with them
   // replaced by a minimal class, so what the schedule code itself costs stays visible.
-  { label: 'schedule entry (export *)', file: 'dist/schedule/index.js', target: 1.5 * KB, ceiling: 2.85 * KB },
-  { label: '  the same, error classes stubbed (see issue 22)', file: 'dist/schedule/index.js', plugins: [STUB_ERROR_CLASSES], ceiling: 2.6 * KB },
+  // Issue 27 §4: +0.50 KB (2.83 → 3.33, 2.59 → 3.09): the options reader (typos refused, own properties only) and
+  // weeklySlots's offsets read every 6 hours (the first of 86,400 slots a day after ~50 readings, not 1.75 million).
+  { label: 'schedule entry (export *)', file: 'dist/schedule/index.js', target: 1.5 * KB, ceiling: 3.35 * KB },
+  { label: '  the same, error classes stubbed (see issue 22)', file: 'dist/schedule/index.js', plugins: [STUB_ERROR_CLASSES], ceiling: 3.1 * KB },
 ];
 
 const kb = (bytes) => `${(bytes / KB).toFixed(2)} KB`;
