@@ -143,9 +143,11 @@ export class OAuthClient {
    * const { url, state, codeVerifier } = await oauth.createAuthorizationUrl({ scopes: ['accounts:read'] })
    */
   async createAuthorizationUrl(params: { scopes: readonly Scope[]; state?: string }): Promise<AuthorizationRequest> {
-    const scopes = checkScopes(params?.scopes);
-    if (params.state !== undefined) requireString(params.state, 'state');
-    const state = params.state ?? oauth.generateRandomState(); // 32 random bytes, base64url
+    // Own properties only: an `Object.prototype.state` set by other code must never become a fixed CSRF state.
+    const { scopes: asked, state: given } = checkOptions(params ?? {}, ['scopes', 'state'], 'createAuthorizationUrl()');
+    const scopes = checkScopes(asked);
+    if (given !== undefined) requireString(given, 'state');
+    const state = given ?? oauth.generateRandomState(); // 32 random bytes, base64url
     const codeVerifier = oauth.generateRandomCodeVerifier(); // 32 random bytes, base64url (RFC 7636 §4.1)
     // The base URL has no query (checked), so the parameters are the whole query, in this order.
     const query = new URLSearchParams({
@@ -176,6 +178,7 @@ export class OAuthClient {
     if (typeof checks !== 'object' || checks === null) {
       invalidOption('checks', 'must be the { state, codeVerifier } saved by createAuthorizationUrl().');
     }
+    checks = checkOptions(checks); // own properties only; the whole AuthorizationRequest (with its url) may be passed
     requireString(checks.state, 'state');
     requireString(checks.codeVerifier, 'codeVerifier');
     const fallbackScopes = scopeNames(checks.scopes, 'scopes');

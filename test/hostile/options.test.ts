@@ -128,3 +128,21 @@ describe('an option set on Object.prototype is not an option', () => {
     }
   });
 });
+
+describe('OAuthClient per call: own properties only', () => {
+  it('an Object.prototype.state set by other code never becomes the CSRF state; a misspelt option is refused', async () => {
+    const proto = Object.prototype as Record<string, unknown>;
+    let request: { state: string } | undefined;
+    try {
+      proto.state = 'fixed_by_someone_else';
+      request = await oauth().createAuthorizationUrl({ scopes: ['posts:read'] });
+    } finally {
+      delete proto.state;
+    }
+    expect(request?.state).not.toBe('fixed_by_someone_else');
+    expect(request?.state).toMatch(/^[\w-]{43}$/);
+    const error = await oauth().createAuthorizationUrl({ scopes: ['posts:read'], State: 'x' } as never).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as Error).message).toMatch(/^`State` is not an option of createAuthorizationUrl\(\) \(it takes scopes, state\)\. Did you mean `state`\?$/);
+  });
+});
