@@ -159,7 +159,9 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
 
 /** A TokenManager whose tokens live in the file: every refreshed TokenSet is written there before use. */
 export function createTokenManager(config: Config): TokenManager {
-  const oauth = new OAuthClient(config);
+  // Only the OAuthClient's own options: it refuses any other key (`tokenFile` is this example's).
+  const { baseUrl, clientId, clientSecret, redirectUri } = config;
+  const oauth = new OAuthClient({ baseUrl, clientId, clientSecret, redirectUri });
   return new TokenManager({ oauth, store: new FileTokenStore(config.tokenFile) });
 }
 

@@ -134,7 +134,9 @@ function readCookie(req: express.Request, name: string): string | undefined {
 }
 
 export function createApp(config: Config, options: AppOptions = {}): express.Express {
-  const oauth = new OAuthClient(config);
+  // Only the OAuthClient's own options: it refuses any other key (`port` is this example's).
+  const { baseUrl, clientId, clientSecret, redirectUri } = config;
+  const oauth = new OAuthClient({ baseUrl, clientId, clientSecret, redirectUri });
   const sessions = new Sessions(config.redirectUri.startsWith('https:'));
   // One object for every user: a client per user, one refresh at a time per user, at most maxUsers kept in memory
   // (the least recently used dropped; their tokens stay in their store).

@@ -8,12 +8,12 @@ import { checkBaseUrl } from './base-url.js';
 import { checkedHeaders } from './http/headers.js';
 import type { PipelineConfig } from './http/request.js';
 import { userAgent } from './http/user-agent.js';
-import { integerOption, MAX_RETRIES, MAX_TIMEOUT_MS, optionalFunction } from './invalid-option.js';
+import { checkOptions, integerOption, MAX_RETRIES, MAX_TIMEOUT_MS, optionalFunction, optionNames } from './invalid-option.js';
 
 /** The options of a client (without `auth`) and the pipeline settings made from them. */
 export interface ClientSetup {
-  /** The options as given, what `withOptions` starts from; `auth` is the client's own. */
-  readonly options: Omit<PostSchedOptions, 'auth'>;
+  /** The options as given (own properties only), what `withOptions` starts from; `auth` is each client's own. */
+  readonly options: Partial<PostSchedOptions>;
   readonly config: PipelineConfig;
 }
 
@@ -29,8 +29,17 @@ const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 /** Looked up per call, so a fetch patched after the client was built (msw, tracing) is used. */
 const globalFetch = (input: Request, init?: RequestInit): Promise<Response> => globalThis.fetch(input, init);
 
-/** Checks every option but `auth` (`ValidationError` naming the option) and computes what each call reuses. */
-export function setUpClient(options: Omit<PostSchedOptions, 'auth'>): ClientSetup {
+/** Every option of `new PostSched()`. */
+const CLIENT_OPTIONS = /* @__PURE__ */ optionNames<PostSchedOptions>({
+  baseUrl: 0, auth: 0, timeoutMs: 0, maxRetries: 0, maxRetryAfterMs: 0, maxResponseBytes: 0, fetch: 0, logger: 0, headers: 0, appInfo: 0, onRequest: 0, onResponse: 0, onRetry: 0,
+});
+
+/**
+ * Checks every option but `auth` (`ValidationError` naming the option; an unknown one is refused as an option of
+ * `of`) and computes what each call reuses.
+ */
+export function setUpClient(given: Partial<PostSchedOptions>, of = 'new PostSched()'): ClientSetup {
+  const options = checkOptions(given, CLIENT_OPTIONS, of);
   // https only (bearer tokens travel with every request), loopback http for development and tests.
   const baseUrl = checkBaseUrl(options.baseUrl).href;
   const headers = checkedHeaders(options.headers, 'headers');

@@ -100,31 +100,32 @@ export class PostSched {
       throw new ValidationError('new PostSched() needs an options object: { baseUrl, auth }.', []);
     }
     // UserClients passes the setup it made once for all its users; anyone else's options are checked here.
-    const setup = (options as { [CLIENT_SETUP]?: ClientSetup })[CLIENT_SETUP] ?? setUpClient(options);
+    const shared = (options as { [CLIENT_SETUP]?: ClientSetup })[CLIENT_SETUP];
+    const setup = shared ?? setUpClient(options);
     this.#setup = setup;
-    this.#auth = options.auth;
+    this.#auth = (shared === undefined ? setup.options : options).auth as Auth;
     this.#pipeline = new Pipeline(setup.config, toTokenSource(options.auth));
     inspectAs(this, describeClient);
   }
 
   /** Schedule, read, change, cancel and list posts. */
   get posts(): Posts {
-    return (this.#posts ??= new Posts(this.#pipeline));
+    return (this.#posts ??= Posts.create(this.#pipeline));
   }
 
   /** The user's connected social accounts. */
   get accounts(): Accounts {
-    return (this.#accounts ??= new Accounts(this.#pipeline));
+    return (this.#accounts ??= Accounts.create(this.#pipeline));
   }
 
   /** Streamed uploads to the media library. */
   get media(): Media {
-    return (this.#media ??= new Media(this.#pipeline));
+    return (this.#media ??= Media.create(this.#pipeline));
   }
 
   /** Post-level analytics. */
   get analytics(): Analytics {
-    return (this.#analytics ??= new Analytics(this.#pipeline));
+    return (this.#analytics ??= Analytics.create(this.#pipeline));
   }
 
   /**
@@ -138,14 +139,16 @@ export class PostSched {
    */
   withOptions(overrides: PostSchedOverrides): PostSched {
     if (typeof overrides !== 'object' || overrides === null) invalidOption('overrides', 'must be an object of client options.');
+    // Unknown names are refused by the new client's check.
+    const own: Partial<PostSchedOptions> = checkOptions(overrides);
     // Not ignored in silence: a copy pointed elsewhere would carry this client's token there.
     for (const name of ['baseUrl', 'auth'] as const) {
-      if ((overrides as Partial<PostSchedOptions>)[name] !== undefined) invalidOption(name, 'is kept by withOptions(): create a new PostSched.');
+      if (own[name] !== undefined) invalidOption(name, 'is kept by withOptions(): create a new PostSched.');
     }
     const { options, config } = this.#setup;
     const headers = checkedHeaders(options.headers, 'headers');
-    if (overrides.headers !== undefined) checkedHeaders(overrides.headers, 'headers').forEach((value, name) => headers.set(name, value));
-    return new PostSched({ ...options, ...overrides, headers, baseUrl: config.baseUrl, auth: this.#auth });
+    if (own.headers !== undefined) checkedHeaders(own.headers, 'headers').forEach((value, name) => headers.set(name, value));
+    return new PostSched({ ...options, ...own, headers, baseUrl: config.baseUrl, auth: this.#auth });
   }
 
   /**
@@ -220,7 +223,7 @@ export class PostSched {
       return { ...page, data: page.data.map((item) => parseItem(item)) };
     };
     const base = rawSpec<unknown>('GET', path);
-    return new Paginator<T>(
+    return Paginator.create<T>(
       (pageQuery, opts) => this.#pipeline.request({ ...base, query: { ...query, ...pageQuery }, parse, options: opts }) as never,
       { ...(limit === undefined ? {} : { limit }), ...(pageSize === undefined ? {} : { pageSize }) },
       requestOptions as RequestOptions,

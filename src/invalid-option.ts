@@ -46,23 +46,67 @@ export function integerOption(value: unknown, name: string, fallback: number, mi
   return value as number;
 }
 
-/** Client options, which a call cannot change: say where they go instead of ignoring them. */
-const CLIENT_OPTIONS = ['baseUrl', 'auth', 'fetch', 'logger', 'maxRetryAfterMs', 'maxResponseBytes', 'appInfo', 'onRequest', 'onResponse', 'onRetry'];
+/**
+ * Every option name of `T`, checked complete by the compiler (a `{ name: 0 }` per option): the `known` list of
+ * `checkOptions`.
+ */
+export const optionNames = <T>(names: { [K in keyof Required<T>]: 0 }): readonly string[] => Object.keys(names);
 
 /**
- * `options`, refused when it is not an object (`null` included), or when it holds a key (with a value) the call does
- * not take (`known`; without it, the keys are left to the pipeline's check).
+ * `options`, as a copy of its own enumerable properties (on a null prototype: an option set on `Object.prototype` is
+ * never read), refused when it is not an object (`null` included), when reading it throws (a getter, a Proxy), or
+ * when it holds a key (with a value) that `of` does not take (`known`, with the closest name; without `known`, the
+ * keys are left to the pipeline's check; `elsewhere` may say where such a key goes). Read every options object
+ * through it, once.
  */
-export function checkOptions<T>(options: T, known?: readonly string[]): T {
-  if (typeof options !== 'object' || options === null) invalidOption('options', 'must be an object of request options, such as { timeoutMs: 5000 }.');
-  if (known === undefined) return options;
-  for (const [name, value] of Object.entries(options)) {
-    if (value === undefined || known.includes(name)) continue;
+export function checkOptions<T>(options: T, known?: readonly string[], of = 'this call', elsewhere?: (name: string) => string): T {
+  if (typeof options !== 'object' || options === null) {
+    invalidOption('options', `must be an object: the options of ${of}${of === 'this call' ? ', such as { timeoutMs: 5000 }' : ''}.`);
+  }
+  const own: Record<string, unknown> = Object.create(null);
+  try {
+    for (const name of Object.keys(options)) own[name] = (options as Record<string, unknown>)[name];
+  } catch {
+    // The thrown error's message is not repeated: it may hold anything, a secret included.
+    invalidOption('options', `of ${of} could not be read (a getter or Proxy threw): pass a plain object.`, []);
+  }
+  for (const name in own) {
+    if (known === undefined || own[name] === undefined || known.includes(name)) continue;
+    const shown = /^[\w$]{1,64}$/.test(name) ? name : JSON.stringify(name.slice(0, 64));
+    const near = closest(name, known, 4);
     invalidOption(
-      name,
-      `is not an option of this call (it takes ${known.join(', ')}).` +
-        (CLIENT_OPTIONS.includes(name) ? ' It is a client option: pass it to `new PostSched()` or `client.withOptions()`.' : ''),
+      shown,
+      `is not an option of ${of} (it takes ${known.join(', ')}).` +
+        (near === undefined ? '' : ` Did you mean \`${near}\`?`) +
+        (elsewhere?.(name) ?? ''),
+      [name],
     );
   }
-  return options;
+  return own as T;
+}
+
+/** The name of `names` closest to `name` (case aside), when it is close enough to be a typo. */
+export function closest(name: string, names: Iterable<string>, within = Math.min(3, name.length / 3)): string | undefined {
+  let best: string | undefined;
+  for (const candidate of names) {
+    // Lengths this far apart are at least this far apart: a long name costs no distance table (1 MB took 80 s).
+    if (Math.abs(name.length - candidate.length) >= within) continue;
+    const found = distance(name.toLowerCase(), candidate.toLowerCase());
+    if (found < within) [best, within] = [candidate, found];
+  }
+  return best;
+}
+
+/** Levenshtein distance: the fewest one-character insertions, deletions or substitutions from `a` to `b`. */
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (const char of a) {
+    let diagonal = row[0]!++;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j]!;
+      row[j] = Math.min(above + 1, row[j - 1]! + 1, diagonal + (char === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length]!;
 }

@@ -6,7 +6,7 @@
 import { PostSched, type PostSchedOptions, type PostSchedOverrides } from './client.js';
 import { CLIENT_SETUP, setUpClient, type ClientSetup } from './client-setup.js';
 import { ValidationError } from './errors.js';
-import { invalidOption, optionalFunction } from './invalid-option.js';
+import { checkOptions, invalidOption, optionalFunction, optionNames } from './invalid-option.js';
 import { ReauthorizationRequiredError, TokenStoreError } from './oauth/errors.js';
 import { inspectAs } from './oauth/inspect.js';
 import { MemoryTokenStore } from './oauth/memory-token-store.js';
@@ -98,8 +98,13 @@ export interface UserClientsOptions {
    * @example
    * managerOptions: { refreshMarginMs: 120_000 }
    */
-  managerOptions?: Omit<TokenManagerOptions, 'oauth' | 'store' | 'onTokens'>;
+  managerOptions?: Omit<TokenManagerOptions, 'oauth' | 'store' | 'onTokens' | 'userId'>;
 }
+
+const USER_CLIENTS_OPTIONS = /* @__PURE__ */ optionNames<UserClientsOptions>({
+  oauth: 0, baseUrl: 0, store: 0, onTokens: 0, onReauthorizationRequired: 0, maxUsers: 0, clientOptions: 0, managerOptions: 0,
+});
+const MANAGER_OPTIONS = /* @__PURE__ */ optionNames<NonNullable<UserClientsOptions['managerOptions']>>({ refreshMarginMs: 0, storeTimeoutMs: 0, lockTimeoutMs: 0 });
 
 /** What a user's manager reports to its UserClients. */
 interface Owner {
@@ -210,7 +215,7 @@ export class UserClients {
   readonly #memoryStores: Map<string, TokenStore> | undefined;
   readonly #onTokens: UserClientsOptions['onTokens'];
   readonly #onReauthorizationRequired: UserClientsOptions['onReauthorizationRequired'];
-  readonly #managerOptions: Omit<TokenManagerOptions, 'oauth' | 'store' | 'onTokens'>;
+  readonly #managerOptions: Omit<TokenManagerOptions, 'oauth' | 'store' | 'onTokens' | 'userId'>;
   readonly #maxUsers: number;
   /** The cache, least recently used first (a Map keeps insertion order; a use moves the user to the end). */
   readonly #users = new Map<string, UserTokenManager>();
@@ -232,6 +237,7 @@ export class UserClients {
     if (typeof options !== 'object' || options === null) {
       throw new ValidationError('new UserClients() needs an options object: { oauth, baseUrl }.', []);
     }
+    options = checkOptions(options, USER_CLIENTS_OPTIONS, 'new UserClients()');
     if (typeof options.oauth?.refresh !== 'function') invalidOption('oauth', 'must be an OAuthClient (anything with refresh(tokens)).');
     this.#oauth = options.oauth;
     this.#makeStore = optionalFunction(options.store, 'store');
@@ -244,15 +250,16 @@ export class UserClients {
     }
     this.#maxUsers = maxUsers;
     if (typeof clientOptions !== 'object' || clientOptions === null) invalidOption('clientOptions', 'must be an object of PostSched options.');
+    const client: Partial<PostSchedOptions> = checkOptions(clientOptions);
     for (const name of ['baseUrl', 'auth'] as const) {
-      if ((clientOptions as Partial<PostSchedOptions>)[name] !== undefined) {
+      if (client[name] !== undefined) {
         invalidOption(`clientOptions.${name}`, name === 'auth' ? "is each user's TokenManager: leave it out." : 'goes in the top-level `baseUrl` option.', ['clientOptions', name]);
       }
     }
     // Checked once here (ValidationError naming the option), then shared by every user's client.
-    this.#setup = setUpClient({ ...clientOptions, baseUrl: options.baseUrl });
+    this.#setup = setUpClient({ ...client, baseUrl: options.baseUrl }, "new UserClients()'s clientOptions");
     if (typeof managerOptions !== 'object' || managerOptions === null) invalidOption('managerOptions', 'must be an object of TokenManager options.');
-    this.#managerOptions = { ...managerOptions };
+    this.#managerOptions = checkOptions(managerOptions, MANAGER_OPTIONS, "new UserClients()'s managerOptions");
     new TokenManager({ ...this.#managerOptions, oauth: this.#oauth }); // checks refreshMarginMs, storeTimeoutMs, lockTimeoutMs
     Object.defineProperty(this, ASYNC_DISPOSE, { value: () => this.#dispose() });
     // Shown by console.log / util.inspect: counts only, never a user's tokens.

@@ -33,11 +33,16 @@ export class APIPromise<T> extends Promise<T> {
   readonly #result: Promise<PipelineResult<T>>;
   #withResponse: Promise<WithResponse<T>> | undefined;
 
-  /** Made by the pipeline; the API methods return one. @internal */
-  constructor(result: Promise<PipelineResult<T>>) {
+  /** Not for you to build (`new APIPromise()` does not compile): the API methods return one. */
+  private constructor(result: Promise<PipelineResult<T>>) {
     // The base promise is never observed: `then` is redirected to the real result below.
     super(settled);
     this.#result = result;
+  }
+
+  /** Made by the pipeline. @internal */
+  static create<T>(result: Promise<PipelineResult<T>>): APIPromise<T> {
+    return new APIPromise(result);
   }
 
   // Promises derived with then/catch/finally are plain Promises (no second executor call on this class).

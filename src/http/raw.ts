@@ -5,6 +5,7 @@
  * travel to another host.
  */
 import { checkOptions, invalidOption, optionalFunction } from '../invalid-option.js';
+import { hasDotSegment } from '../resources/routes.js';
 import { checkedQuery } from './extra-fields.js';
 import type { RequestOptions, RequestSpec, WriteRequestOptions } from './request.js';
 
@@ -33,9 +34,8 @@ export interface RawWriteOptions<T = unknown> extends RawRequestOptions<T>, Writ
 
 /**
  * `path` as a path relative to the base URL, without its leading `/`. Refused: absolute URLs and anything else
- * that would leave the base URL (`//host`, a backslash, `.` / `..` segments, percent-encoded or not, `/` or `\`
- * percent-encoded beside them, as a server that decodes the path would read them), control characters, and
- * `?` / `#` (the query goes in `query`).
+ * that would leave the base URL (`//host`, a backslash, `.` / `..` segments as a lenient server would read them:
+ * see `hasDotSegment`), control characters, and `?` / `#` (the query goes in `query`).
  *
  * @internal
  */
@@ -48,22 +48,10 @@ export function relativePath(path: unknown): string {
   }
   if (/[\u0000-\u0020\u007f]/.test(path)) invalidOption('path', 'cannot hold spaces or control characters: encode them (encodeURIComponent).');
   if (path.includes('?') || path.includes('#')) invalidOption('path', 'cannot hold "?" or "#": pass query parameters as `query`.');
-  // Every segment as a server may read it, the percent-encoding undone (twice: a proxy may decode once more).
-  if (decoded(decoded(path)).split(/[/\\]/).some((segment) => segment === '.' || segment === '..')) {
+  if (hasDotSegment(path)) {
     invalidOption('path', 'cannot hold "." or ".." segments (encoded or not): they would leave the base URL\'s path.');
   }
   return path.replace(/^\//, '');
-}
-
-/** `text` with its percent-escapes undone (an escape that is not UTF-8 left as it is). */
-function decoded(text: string): string {
-  return text.replace(/(?:%[\da-f]{2})+/gi, (escapes) => {
-    try {
-      return decodeURIComponent(escapes);
-    } catch {
-      return escapes;
-    }
-  });
 }
 
 /** The pipeline's description of a raw call. @internal */

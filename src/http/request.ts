@@ -88,10 +88,15 @@ export interface WriteRequestOptions extends RequestOptions {
  * The options a GET takes, and a call that writes. `extraBody` is let through to its own check, which says which
  * calls take it.
  */
+/** Client options, which a call cannot change: say where they go instead of ignoring them. */
+const CLIENT_OPTIONS = ['baseUrl', 'auth', 'fetch', 'logger', 'maxRetryAfterMs', 'maxResponseBytes', 'appInfo', 'onRequest', 'onResponse', 'onRetry'];
+const clientOption = (name: string) => (CLIENT_OPTIONS.includes(name) ? ' It is a client option: pass it to `new PostSched()` or `client.withOptions()`.' : '');
+
 const READ_OPTIONS = ['signal', 'timeoutMs', 'maxRetries', 'headers', 'extraQuery', 'extraBody'];
 const WRITE_OPTIONS = [...READ_OPTIONS, 'idempotencyKey'];
 
-const NO_OPTIONS: WriteRequestOptions = Object.freeze({});
+/** A call without options: on a null prototype, as `checkOptions` gives them (`Object.prototype.timeoutMs` is no option). */
+const NO_OPTIONS: WriteRequestOptions = Object.freeze(Object.create(null));
 
 /**
  * The client settings the pipeline needs (see `PostSchedOptions`), computed once from the options: clients made from
@@ -170,13 +175,13 @@ export class Pipeline {
    * (`ValidationError`) rejects it like any other failure — before anything is sent.
    */
   request<T>(spec: RequestSpec<T> | (() => RequestSpec<T>)): APIPromise<T> {
-    return new APIPromise(this.#execute(spec));
+    return APIPromise.create(this.#execute(spec));
   }
 
   async #execute<T>(specOrBuild: RequestSpec<T> | (() => RequestSpec<T>)): Promise<PipelineResult<T>> {
     const spec = typeof specOrBuild === 'function' ? specOrBuild() : specOrBuild;
     const config = this.#config;
-    const options: WriteRequestOptions = spec.options === undefined ? NO_OPTIONS : checkOptions(spec.options, spec.method === 'GET' ? READ_OPTIONS : WRITE_OPTIONS);
+    const options: WriteRequestOptions = spec.options === undefined ? NO_OPTIONS : checkOptions(spec.options, spec.method === 'GET' ? READ_OPTIONS : WRITE_OPTIONS, 'this call', clientOption);
     const { signal } = options;
     // ky would fail on anything else with a TypeError of its own (AbortSignal.any takes only AbortSignals).
     if (signal != null && !(signal instanceof AbortSignal)) invalidOption('signal', 'must be an AbortSignal.');

@@ -13,7 +13,7 @@ import { checkScopes } from './scopes.js';
 import { createTokenFetch, type FetchLike } from './token-fetch.js';
 import { userAgent } from '../http/user-agent.js';
 import type { Scope, TokenSet } from './types.js';
-import { integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction } from '../invalid-option.js';
+import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction, optionNames } from '../invalid-option.js';
 
 /** Default time-out of one token request, body included. */
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -48,6 +48,8 @@ export interface OAuthClientOptions {
    */
   timeoutMs?: number;
 }
+
+const OAUTH_CLIENT_OPTIONS = /* @__PURE__ */ optionNames<OAuthClientOptions>({ baseUrl: 0, clientId: 0, clientSecret: 0, redirectUri: 0, issuer: 0, fetch: 0, timeoutMs: 0 });
 
 /** What {@link OAuthClient.createAuthorizationUrl} returns. Keep `state` and `codeVerifier` server-side (session). */
 export interface AuthorizationRequest {
@@ -103,6 +105,7 @@ export class OAuthClient {
     if (typeof options !== 'object' || options === null) {
       throw new ValidationError('new OAuthClient() needs an options object: { baseUrl, clientId, clientSecret, redirectUri }.');
     }
+    options = checkOptions(options, OAUTH_CLIENT_OPTIONS, 'new OAuthClient()');
     const base = checkBaseUrl(options.baseUrl);
     requireString(options.clientId, 'clientId');
     requireString(options.clientSecret, 'clientSecret');
@@ -140,9 +143,11 @@ export class OAuthClient {
    * const { url, state, codeVerifier } = await oauth.createAuthorizationUrl({ scopes: ['accounts:read'] })
    */
   async createAuthorizationUrl(params: { scopes: readonly Scope[]; state?: string }): Promise<AuthorizationRequest> {
-    const scopes = checkScopes(params?.scopes);
-    if (params.state !== undefined) requireString(params.state, 'state');
-    const state = params.state ?? oauth.generateRandomState(); // 32 random bytes, base64url
+    // Own properties only: an `Object.prototype.state` set by other code must never become a fixed CSRF state.
+    const { scopes: asked, state: given } = checkOptions(params ?? {}, ['scopes', 'state'], 'createAuthorizationUrl()');
+    const scopes = checkScopes(asked);
+    if (given !== undefined) requireString(given, 'state');
+    const state = given ?? oauth.generateRandomState(); // 32 random bytes, base64url
     const codeVerifier = oauth.generateRandomCodeVerifier(); // 32 random bytes, base64url (RFC 7636 §4.1)
     // The base URL has no query (checked), so the parameters are the whole query, in this order.
     const query = new URLSearchParams({
@@ -173,6 +178,7 @@ export class OAuthClient {
     if (typeof checks !== 'object' || checks === null) {
       invalidOption('checks', 'must be the { state, codeVerifier } saved by createAuthorizationUrl().');
     }
+    checks = checkOptions(checks); // own properties only; the whole AuthorizationRequest (with its url) may be passed
     requireString(checks.state, 'state');
     requireString(checks.codeVerifier, 'codeVerifier');
     const fallbackScopes = scopeNames(checks.scopes, 'scopes');

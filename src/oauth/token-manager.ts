@@ -8,7 +8,7 @@ import { inspectAs } from './inspect.js';
 import { copy, describeTokens, MemoryTokenStore } from './memory-token-store.js';
 import { newestKnown, recordRotation, recordStored, refreshOnce } from './shared-refresh.js';
 import type { AccessTokenProvider, TokenSet, TokenStore } from './types.js';
-import { invalidOption, optionalFunction } from '../invalid-option.js';
+import { checkOptions, invalidOption, optionalFunction, optionNames } from '../invalid-option.js';
 
 /** Refresh this long before expiry, so a token handed out stays valid through the request that uses it. */
 const DEFAULT_REFRESH_MARGIN_MS = 60_000;
@@ -84,6 +84,8 @@ export interface TokenManagerOptions {
   userId?: string;
 }
 
+const TOKEN_MANAGER_OPTIONS = /* @__PURE__ */ optionNames<TokenManagerOptions>({ oauth: 0, store: 0, refreshMarginMs: 0, onTokens: 0, storeTimeoutMs: 0, lockTimeoutMs: 0, userId: 0 });
+
 /** One refresh (or store re-read) in progress; `forcing` is the access token the service rejected, if any. */
 interface Flight {
   readonly promise: Promise<TokenSet>;
@@ -147,7 +149,8 @@ export class TokenManager implements AccessTokenProvider {
   #contested = false;
 
   constructor(options: TokenManagerOptions) {
-    if (typeof options?.oauth?.refresh !== 'function') {
+    options = checkOptions(options ?? {}, TOKEN_MANAGER_OPTIONS, 'new TokenManager()');
+    if (typeof options.oauth?.refresh !== 'function') {
       invalidOption('oauth', 'must be an OAuthClient (anything with refresh(tokens)).');
     }
     const store = options.store ?? new MemoryTokenStore();

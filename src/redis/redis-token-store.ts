@@ -7,7 +7,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ValidationError } from '../errors.js';
-import { integerOption, MAX_TIMEOUT_MS } from '../invalid-option.js';
+import { checkOptions, integerOption, MAX_TIMEOUT_MS, optionNames } from '../invalid-option.js';
 import { acceptsWrite, copy } from '../oauth/memory-token-store.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { LockLostError, LockTimeoutError, withHashTag } from './errors.js';
@@ -56,6 +56,8 @@ export interface RedisTokenStoreOptions {
    */
   encryptionKey?: Uint8Array | string;
 }
+
+const OPTIONS = /* @__PURE__ */ optionNames<RedisTokenStoreOptions>({ redis: 0, key: 0, lockTtlMs: 0, lockWaitMs: 0, commandTimeoutMs: 0, encryptionKey: 0 });
 
 /** A lock this async call chain holds; `outer`: one it held already (another store's, nested). */
 interface LockHold {
@@ -117,6 +119,7 @@ export class RedisTokenStore implements TokenStore {
     if (typeof options !== 'object' || options === null) {
       throw new ValidationError('new RedisTokenStore() needs an options object: { redis, key }.', []);
     }
+    options = checkOptions(options, OPTIONS, 'new RedisTokenStore()');
     const { key } = options;
     if (typeof key !== 'string' || key.length === 0) {
       throw new ValidationError('`key` must be a non-empty string naming the Redis key of this user\'s tokens.', ['key']);

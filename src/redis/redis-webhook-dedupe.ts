@@ -5,7 +5,7 @@
  * can never give back the claim another one took since.
  */
 import { ValidationError } from '../errors.js';
-import { integerOption, invalidOption, invalidValue, MAX_TIMEOUT_MS } from '../invalid-option.js';
+import { checkOptions, integerOption, invalidOption, invalidValue, MAX_TIMEOUT_MS, optionNames } from '../invalid-option.js';
 import type { WebhookClaim, WebhookClaimContext, WebhookDedupeStore } from '../webhooks/dedupe.js';
 import { RELEASE_LOCK } from './lock-scripts.js';
 import { defineScript, RedisConnection, type RedisClientLike, type RedisScript } from './redis-connection.js';
@@ -32,6 +32,8 @@ export interface RedisWebhookDedupeOptions {
   /** Time bound of each Redis command, in ms; past it a `WebhookDedupeUnavailableError`. Default 3 000. */
   commandTimeoutMs?: number;
 }
+
+const OPTIONS = /* @__PURE__ */ optionNames<RedisWebhookDedupeOptions>({ redis: 0, prefix: 0, doneTtlMs: 0, commandTimeoutMs: 0 });
 
 const DEFAULT_PREFIX = 'postsched:webhook';
 const DEFAULT_DONE_TTL_MS = 7 * 86_400_000;
@@ -120,6 +122,7 @@ export class RedisWebhookDedupe implements WebhookDedupeStore {
     if (typeof options !== 'object' || options === null) {
       throw new ValidationError('new RedisWebhookDedupe() needs an options object: { redis }.', []);
     }
+    options = checkOptions(options, OPTIONS, 'new RedisWebhookDedupe()');
     const { prefix = DEFAULT_PREFIX } = options;
     if (typeof prefix !== 'string' || prefix.length === 0) invalidOption('prefix', 'must be a non-empty string.');
     // A Cluster hashes the text between a key's first `{` and the next `}`, the whole key when that is empty: a

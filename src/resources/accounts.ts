@@ -37,9 +37,14 @@ const parseAccountPage = /* @__PURE__ */ pageParser<Account>('a page of accounts
 export class Accounts {
   readonly #pipeline: Pipeline;
 
-  /** Built by `PostSched`; use `client.accounts`. @internal */
-  constructor(pipeline: Pipeline) {
+  /** Not for you to build (the declarations say so: `new Accounts()` does not compile): use `client.accounts`. */
+  private constructor(pipeline: Pipeline) {
     this.#pipeline = pipeline;
+  }
+
+  /** Built by `PostSched`. @internal */
+  static create(pipeline: Pipeline): Accounts {
+    return new Accounts(pipeline);
   }
 
   /**
@@ -51,7 +56,7 @@ export class Accounts {
   list(params: AccountListParams = {}, options?: RequestOptions): Paginator<Account> {
     checkInput(params, listAccountsShape);
     const route = routes.listAccounts();
-    return new Paginator<Account>(
+    return Paginator.create<Account>(
       (query, opts) => this.#pipeline.request({ ...route, query, parse: parseAccountPage, options: opts }),
       params,
       options,

@@ -37,9 +37,14 @@ const parseAnalytics = /* @__PURE__ */ objectParser<PostAnalytics>('post analyti
 export class Analytics {
   readonly #pipeline: Pipeline;
 
-  /** Built by `PostSched`; use `client.analytics`. @internal */
-  constructor(pipeline: Pipeline) {
+  /** Not for you to build (the declarations say so: `new Analytics()` does not compile): use `client.analytics`. */
+  private constructor(pipeline: Pipeline) {
     this.#pipeline = pipeline;
+  }
+
+  /** Built by `PostSched`. @internal */
+  static create(pipeline: Pipeline): Analytics {
+    return new Analytics(pipeline);
   }
 
   /**

@@ -76,9 +76,14 @@ const parseMediaItem = /* @__PURE__ */ objectParser<MediaItem>('a media item', a
 export class Media {
   readonly #pipeline: Pipeline;
 
-  /** Built by `PostSched`; use `client.media`. @internal */
-  constructor(pipeline: Pipeline) {
+  /** Not for you to build (the declarations say so: `new Media()` does not compile): use `client.media`. */
+  private constructor(pipeline: Pipeline) {
     this.#pipeline = pipeline;
+  }
+
+  /** Built by `PostSched`. @internal */
+  static create(pipeline: Pipeline): Media {
+    return new Media(pipeline);
   }
 
   /**

@@ -72,11 +72,16 @@ export class Paginator<T> implements AsyncIterable<T> {
   readonly #params: ListParams;
   readonly #options: RequestOptions | undefined;
 
-  /** Built by the resources' `list` methods, which check `params` first. @internal */
-  constructor(fetchPage: FetchPage<T>, params: ListParams, options: RequestOptions | undefined) {
+  /** Not for you to build (`new Paginator()` does not compile): the `list` methods and `client.paginate` return one. */
+  private constructor(fetchPage: FetchPage<T>, params: ListParams, options: RequestOptions | undefined) {
     this.#fetchPage = fetchPage;
     this.#params = params;
     this.#options = options;
+  }
+
+  /** Built by the resources' `list` methods, which check `params` first. @internal */
+  static create<T>(fetchPage: FetchPage<T>, params: ListParams, options: RequestOptions | undefined): Paginator<T> {
+    return new Paginator(fetchPage, params, options);
   }
 
   /** Whole pages, in order; with `limit`, the last page is cut to it. */

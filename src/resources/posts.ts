@@ -146,9 +146,14 @@ const parsePostPage = /* @__PURE__ */ pageParser<Post>('a page of posts', answer
 export class Posts {
   readonly #pipeline: Pipeline;
 
-  /** Built by `PostSched`; use `client.posts`. @internal */
-  constructor(pipeline: Pipeline) {
+  /** Not for you to build (the declarations say so: `new Posts()` does not compile): use `client.posts`. */
+  private constructor(pipeline: Pipeline) {
     this.#pipeline = pipeline;
+  }
+
+  /** Built by `PostSched`. @internal */
+  static create(pipeline: Pipeline): Posts {
+    return new Posts(pipeline);
   }
 
   /**
@@ -218,7 +223,7 @@ export class Posts {
     checkInput(params, listPostsShape);
     const { status, limit, pageSize } = params;
     const route = routes.listPosts();
-    return new Paginator<Post>(
+    return Paginator.create<Post>(
       (query, opts) => this.#pipeline.request({ ...route, query: { ...query, status }, parse: parsePostPage, options: opts }),
       { ...(limit === undefined ? {} : { limit }), ...(pageSize === undefined ? {} : { pageSize }) },
       options,

@@ -4,8 +4,8 @@
  * and DisambiguatePossibleEpochNanoseconds), in plain numbers: wall times are epoch milliseconds "as if UTC".
  */
 import { ValidationError } from '../errors.js';
-import { invalidValue } from '../invalid-option.js';
-import { offsetsOf, utc, type OffsetAt } from './zone.js';
+import { checkOptions, invalidValue, optionNames } from '../invalid-option.js';
+import { changeAt, offsetsOf, utc, type OffsetAt } from './zone.js';
 
 /**
  * What to do with a wall time that does not exist (clocks jumped over it) or happens twice (clocks went back):
@@ -57,14 +57,8 @@ function possible(offsetAt: OffsetAt, wall: number): number[] {
 function refusal(offsetAt: OffsetAt, wall: number, zone: string, twice: boolean): Refusal {
   const before = offsetAt(wall - DAY);
   const after = offsetAt(wall + DAY);
-  // The clocks change between the two readings of `wall`: bisect to the first millisecond of the new offset.
-  let low = wall - Math.max(before, after);
-  let high = wall - Math.min(before, after);
-  while (high - low > 1) {
-    const middle = Math.floor((low + high) / 2);
-    if (offsetAt(middle) === before) low = middle;
-    else high = middle;
-  }
+  // The clocks change between the two readings of `wall`: the first millisecond of the new offset.
+  const high = changeAt(offsetAt, wall - Math.max(before, after), wall - Math.min(before, after), before);
   const day = iso(wall).slice(0, 10);
   // "02:30", "02:30:15" or "02:30:15.250"; with the date when it is not the day asked for (a jump across midnight).
   const clock = (at: number) => iso(at).replace(day, '').slice(0, at % 1000 ? -1 : at % 6e4 ? -5 : -8).replace('T', ' ').trim();
@@ -138,7 +132,8 @@ export function checkPolicy(disambiguation: Disambiguation | undefined): Disambi
  */
 export function atLocalTime(local: string, timeZone: string, options: AtLocalTimeOptions = {}): Date {
   const wall = parseLocal(local);
-  const instant = toInstant(offsetsOf(timeZone), wall, checkPolicy(options.disambiguation), timeZone);
+  const { disambiguation } = checkOptions(options, optionNames<AtLocalTimeOptions>({ disambiguation: 0 }), 'atLocalTime()');
+  const instant = toInstant(offsetsOf(timeZone), wall, checkPolicy(disambiguation), timeZone);
   if (typeof instant !== 'number') throw new ValidationError(instant[1], ['local']);
   return new Date(instant);
 }

@@ -1,8 +1,8 @@
 /** Recurring wall-clock slots ("Mon, Wed, Fri at 09:00 and 17:30 in New York") as instants, right across DST. */
 import { ValidationError } from '../errors.js';
-import { invalidOption, invalidValue } from '../invalid-option.js';
+import { checkOptions, invalidOption, invalidValue, optionNames } from '../invalid-option.js';
 import { checkPolicy, DAY, parseTime, toInstant, type Disambiguation, type Refusal } from './local-time.js';
-import { offsetsOf, type OffsetAt } from './zone.js';
+import { changeAt, offsetsOf, type OffsetAt } from './zone.js';
 
 /** A day of the week, as `weeklySlots` takes it. */
 export type Weekday = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
@@ -49,8 +49,8 @@ export interface WeeklySlotsOptions {
  * }
  */
 export function weeklySlots(options: WeeklySlotsOptions): Generator<Date, void, undefined> {
-  const { timeZone, days, times, from = new Date(), until, disambiguation } = options;
-  const offsetAt = offsetsOf(timeZone);
+  const { timeZone, days, times, from = new Date(), until, disambiguation, count: asked } = checkOptions(options, OPTIONS, 'weeklySlots()');
+  const offsetAt = sampled(offsetsOf(timeZone));
   const policy = checkPolicy(disambiguation);
   const weekdays = new Set(
     // Array.from, not map: a hole is read as undefined and refused (map skips it; days: [,] looked for 27 s, then yielded none).
@@ -60,11 +60,45 @@ export function weeklySlots(options: WeeklySlotsOptions): Generator<Date, void, 
   );
   const wallTimes = [...new Set(Array.from(nonEmpty(times, 'times', "['09:00', '17:30']"), parseTime))].sort((a, b) => a - b);
   // Without `until`, a missing count is NaN: refused, as a weekly schedule has no end of its own.
-  const count = options.count ?? (until === undefined ? NaN : Infinity);
+  const count = asked ?? (until === undefined ? NaN : Infinity);
   if (!(count >= 0 && (Number.isInteger(count) || count === Infinity))) {
-    invalidValue('count', options.count, ': pass `count` (how many slots, 0 or more) or `until` (a Date), or both; a weekly schedule has no end of its own.');
+    invalidValue('count', asked, ': pass `count` (how many slots, 0 or more) or `until` (a Date), or both; a weekly schedule has no end of its own.');
   }
   return slots(offsetAt, timeZone, policy, weekdays, wallTimes, instant(from, 'from'), until === undefined ? Infinity : instant(until, 'until'), count);
+}
+
+const OPTIONS = /* @__PURE__ */ optionNames<WeeklySlotsOptions>({ timeZone: 0, days: 0, times: 0, from: 0, count: 0, until: 0, disambiguation: 0 });
+
+/** How far apart the zone's offset is read: no zone changes its offset twice within 6 hours. */
+const STEP = 6 * 36e5;
+
+/**
+ * `offsetAt`, read every 6 hours rather than at every instant asked: between two equal readings the offset is
+ * theirs; between two that differ, it changes once, at the instant found by bisection. So a day of 86,400 slot
+ * times costs four readings, not three per time (the first slot came after a million, 2 s). The last 64 readings
+ * and changes are kept.
+ */
+function sampled(offsetAt: OffsetAt): OffsetAt {
+  const readings = new Map<number, number>();
+  const changes = new Map<number, number>();
+  const read = (at: number) => remember(readings, at, () => offsetAt(at));
+  return (instant) => {
+    const start = Math.floor(instant / STEP) * STEP;
+    const before = read(start);
+    const after = read(start + STEP);
+    const change = before === after ? start : remember(changes, start, () => changeAt(offsetAt, start, start + STEP, before));
+    return instant < change ? before : after;
+  };
+}
+
+/** `map`'s value for `key`, computed and kept (the 64 kept last) when it has none. */
+function remember(map: Map<number, number>, key: number, compute: () => number): number {
+  let value = map.get(key);
+  if (value === undefined) {
+    if (map.size === 64) map.delete(map.keys().next().value!);
+    map.set(key, (value = compute()));
+  }
+  return value;
 }
 
 function* slots(
@@ -89,7 +123,8 @@ function* slots(
     // outside it: those days have no slots, and past the last one the series ends.
     const edge = Math.abs(day) > 8.64e15 - 3 * DAY;
     const end = edge && day > 0;
-    if (!edge && weekdays.has(new Date(day).getUTCDay())) {
+    // A slot lies within 40 h of its wall time: a day whose last slot is that far before `from` has none after it.
+    if (!edge && day + wallTimes.at(-1)! + 40 * 36e5 > from && weekdays.has(new Date(day).getUTCDay())) {
       for (const time of wallTimes) {
         const at = toInstant(offsetAt, day + time, policy, zone);
         if (typeof at !== 'number') {

@@ -2,7 +2,7 @@
  * A time zone's UTC offsets, read from the runtime's own time-zone data through `Intl.DateTimeFormat` (the only
  * Web-standard API that has it): no data of our own, so an update of the runtime's tzdata updates us.
  */
-import { invalidValue } from '../invalid-option.js';
+import { closest, invalidValue } from '../invalid-option.js';
 
 /** The zone's UTC offset at an instant, in ms (`+3_600_000` for CET). Both in epoch milliseconds. */
 export type OffsetAt = (instant: number) => number;
@@ -30,7 +30,7 @@ export function offsetsOf(timeZone: string): OffsetAt {
         second: 'numeric',
       }).format;
     } catch {
-      return invalidValue('timeZone', timeZone, `, not a time zone this runtime knows: ${suggest(String(timeZone))}`);
+      return invalidValue('timeZone', timeZone, `, not a time zone this runtime knows: ${suggest(timeZone)}`);
     }
     offsetAt = (instant) => {
       const second = Math.floor(instant / 1000) * 1000;
@@ -45,6 +45,16 @@ export function offsetsOf(timeZone: string): OffsetAt {
   return offsetAt;
 }
 
+/** The first instant after `low`, up to `high`, whose offset is not `before` (the offset at `low`): where the clocks change. */
+export function changeAt(offsetAt: OffsetAt, low: number, high: number, before: number): number {
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    if (offsetAt(middle) === before) low = middle;
+    else high = middle;
+  }
+  return high;
+}
+
 /**
  * `Date.UTC` of a proleptic Gregorian date and time (month 1 to 12), for any year: `Date.UTC` reads the years 0
  * to 99 as 1900 to 1999, so those (and earlier ones) are asked 400 years later, 146,097 days: one whole cycle of
@@ -55,33 +65,18 @@ export function utc(year: number, month: number, day: number, hours = 0, minutes
   return Date.UTC(year + 400 * cycles, month - 1, day, hours, minutes, seconds) - cycles * 146_097 * 864e5;
 }
 
-/** "did you mean …?" with the IANA name closest to `name` (or to its city part), when one is close enough. */
-function suggest(name: string): string {
-  const key = (text: string) => text.toLowerCase().replaceAll(' ', '_');
-  const asked = key(name);
-  let best = '';
-  let closest = Math.min(3, name.length / 3);
+/**
+ * "did you mean …?" with the IANA name closest to `name` (or to its city part), when one is close enough. Not a
+ * string (whose `toString` may throw): no name is close.
+ */
+function suggest(name: unknown): string {
+  if (typeof name !== 'string') return 'pass an IANA name such as "Europe/Berlin".';
+  const names = new Map<string, string>();
   for (const zone of Intl.supportedValuesOf?.('timeZone') ?? []) {
-    for (const candidate of [zone, zone.slice(zone.lastIndexOf('/') + 1)]) {
-      // Lengths this far apart are at least this far apart: a long name costs no distance table (1 MB took 80 s).
-      if (Math.abs(asked.length - candidate.length) >= closest) continue;
-      const found = distance(asked, key(candidate));
-      if (found < closest) [best, closest] = [zone, found];
-    }
+    names.set(zone, zone);
+    const city = zone.slice(zone.lastIndexOf('/') + 1);
+    if (!names.has(city)) names.set(city, zone);
   }
-  return best ? `did you mean "${best}"?` : 'pass an IANA name such as "Europe/Berlin".';
-}
-
-/** Levenshtein distance: the fewest one-character insertions, deletions or substitutions from `a` to `b`. */
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (const char of a) {
-    let diagonal = row[0]!++;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j]!;
-      row[j] = Math.min(above + 1, row[j - 1]! + 1, diagonal + (char === b[j - 1] ? 0 : 1));
-      diagonal = above;
-    }
-  }
-  return row[b.length]!;
+  const best = closest(name.replaceAll(' ', '_'), names.keys());
+  return best ? `did you mean "${names.get(best)}"?` : suggest(undefined);
 }

@@ -13,6 +13,7 @@ import { nodeDelivery, writeNodeAnswer, type NodeWebhookRequest, type NodeWebhoo
 import { assertUnreadRequest, bodyLimit, discardRequestBody, readRequestBody } from './read-body.js';
 import { toSecretList, type WebhookSecret } from './secret.js';
 import { checkSignature, toleranceOf, verifySigned, type VerifyWebhookClockOptions } from './verify.js';
+import { checkOptions, optionNames } from '../invalid-option.js';
 
 /** What every handler gets beside its event. */
 export interface WebhookHandlerContext {
@@ -110,6 +111,10 @@ export interface WebhookHandlerOptions extends VerifyWebhookClockOptions {
   maxBodyBytes?: number | undefined;
 }
 
+const HANDLER_OPTIONS = /* @__PURE__ */ optionNames<WebhookHandlerOptions>({
+  secret: 0, on: 0, onUnknown: 0, onError: 0, dedupe: 0, handlerTimeoutMs: 0, dedupeTimeoutMs: 0, inFlightTtlMs: 0, maxBodyBytes: 0, toleranceSeconds: 0, now: 0,
+});
+
 /**
  * A webhook endpoint, ready to mount. Each adapter is a bound function: pass it on as it is.
  * Answers: 204 once the event's handler finished (or for an event without a handler, or one handled already);
@@ -166,6 +171,7 @@ const serverError: Answer = { status: 500, body: 'server_error' };
 
 /** `createWebhookHandler` with a given HMAC backend. */
 export function createHandlerWith(backend: HmacBackend, options: WebhookHandlerOptions): WebhookHandler {
+  options = checkOptions(options, HANDLER_OPTIONS, 'createWebhookHandler()');
   const limit = bodyLimit(options.maxBodyBytes); // a bad constant fails at start-up, not on the first delivery
   const { on, onUnknown, onError } = options;
   const once = handleOnce(options, report);

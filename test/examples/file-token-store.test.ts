@@ -139,7 +139,8 @@ describe('examples/file-token-store.ts against the fake service on 127.0.0.1', (
     expect(saved.refreshToken).not.toBe(issued.refreshToken);
     expect(saved.expiresAt).toBeGreaterThan(Date.now());
     // The old refresh token is spent (rotation): only the file's copy works now.
-    const oauth = new OAuthClient(config);
+    const { tokenFile: _, ...oauthOptions } = config;
+    const oauth = new OAuthClient(oauthOptions);
     await expect(oauth.refresh(issued.refreshToken as string)).rejects.toBeInstanceOf(OAuthError);
     await expect(oauth.refresh(saved)).resolves.toMatchObject({ tokenType: 'bearer' });
   });

@@ -159,7 +159,8 @@ describe('examples/oauth-express.ts: the browser flow against the fake service o
     const browser = new Browser();
     await browser.visit(`${appUrl}/login`);
     // Someone else spends the stored refresh token (rotation makes the app's copy dead).
-    await new OAuthClient(config).refresh((await onlyStore().get())!);
+    const { port: _, ...oauthOptions } = config;
+    await new OAuthClient(oauthOptions).refresh((await onlyStore().get())!);
     await fake.clock.advance(2 * 3_600_000);
     const { response, html } = await browser.visit(`${appUrl}/accounts`);
     expect(response.status).toBe(401);

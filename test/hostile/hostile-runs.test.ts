@@ -46,6 +46,57 @@ describe('raw-call paths that leave the base URL once a server decodes them', ()
   });
 });
 
+describe('dot segments as lenient servers read them (issue 27): Tomcat path parameters, IIS %u, overlong UTF-8, fullwidth dots', () => {
+  const HOSTILE = [
+    '/a/..;/admin',
+    '/a/..;jsessionid=1/admin',
+    '/a/.;x/admin',
+    '/a/%u002e%u002e/admin',
+    '/a/%U002E%u002e%u002fadmin',
+    '/a/%25u002e%25u002e/admin',
+    '/a/%c0%ae%c0%ae/admin',
+    '/a/%C0%AE%c0%ae%c0%afadmin',
+    '/a/%e0%80%ae%e0%80%ae/admin',
+    '/a/\uff0e\uff0e/admin',
+    '/a/%EF%BC%8E%EF%BC%8E/admin',
+    '/a/\u2025/admin',
+  ].map((path) => JSON.parse(`"${path}"`) as string);
+
+  it.each(HOSTILE)('refuses the raw path %j before anything is sent', async (path) => {
+    let sent = 0;
+    const client = new PostSched({ baseUrl: 'https://api.example/v1', auth: TOKEN, fetch: async () => (sent++, Response.json({})) });
+    const error = await client.get(path).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).message).toMatch(/^`path` cannot hold "\." or "\.\." segments/);
+    expect(sent).toBe(0);
+  });
+
+  it.each(['..;', '.;x', '%u002e%u002e', '%c0%ae%c0%ae', '\uff0e\uff0e', '%2e%2e', '%252e%252e;x'].map((id) => JSON.parse(`"${id}"`) as string))(
+    'refuses the id %j before anything is sent',
+    async (id) => {
+      let sent = 0;
+      const client = new PostSched({ baseUrl: 'https://api.example/v1', auth: TOKEN, fetch: async () => (sent++, Response.json(POST)) });
+      const error = await client.posts.get(id).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).path).toEqual(['id']);
+      expect(sent).toBe(0);
+    },
+  );
+
+  it('still sends paths and ids whose dots, semicolons and wide characters make no dot segment', async () => {
+    const urls: string[] = [];
+    const client = new PostSched({ baseUrl: 'https://api.example/v1', auth: TOKEN, fetch: async (request) => (urls.push(request.url), Response.json(POST)) });
+    await client.get('/files/a;..;b/..x;/x..;/%c0%af%c0%aex');
+    await client.posts.get('post_1;v=2');
+    await client.posts.get('\uff0e'.repeat(3));
+    expect(urls).toEqual([
+      'https://api.example/v1/files/a;..;b/..x;/x..;/%c0%af%c0%aex',
+      'https://api.example/v1/posts/post_1%3Bv%3D2',
+      `https://api.example/v1/posts/${encodeURIComponent('\uff0e'.repeat(3))}`,
+    ]);
+  });
+});
+
 describe('a rate-limit reset from far in the future', () => {
   it.each([['x-ratelimit-reset', '99999999999999'], ['ratelimit-reset', '99999999999999'], ['ratelimit-reset', '40000000']])(
     '%s: %s is left out of rateLimit, not a reset years away',

@@ -151,3 +151,39 @@ describe('weeklySlots: bad options, refused at the call', () => {
     expect(error.path).toEqual(path);
   });
 });
+
+describe('hostile options: a ValidationError, never a TypeError, and never an option read from Object.prototype', () => {
+  const good: WeeklySlotsOptions = { timeZone: 'America/New_York', days: ['mon'], times: ['09:00'], count: 1, from: new Date('2027-03-01T00:00:00Z') };
+  const throwing = new Proxy({}, { ownKeys: () => { throw new Error('secret-in-trap'); } });
+  const getter = Object.defineProperty({ ...good }, 'count', { enumerable: true, get: () => { throw new Error('secret-in-getter'); } });
+
+  it.each<[string, () => unknown, string, Array<string | number>]>([
+    ['atLocalTime(local, zone, null)', () => atLocalTime('2027-03-29T09:00', 'Europe/Berlin', null as never), '`options` must be an object: the options of atLocalTime().', ['options']],
+    ['weeklySlots(undefined)', () => weeklySlots(undefined as never), '`options` must be an object: the options of weeklySlots().', ['options']],
+    ['weeklySlots(a Proxy whose traps throw)', () => weeklySlots(throwing as never), '`options` of weeklySlots() could not be read (a getter or Proxy threw): pass a plain object.', []],
+    ['weeklySlots(a throwing getter)', () => weeklySlots(getter), '`options` of weeklySlots() could not be read (a getter or Proxy threw): pass a plain object.', []],
+    ['atLocalTime(…, a throwing getter)', () => atLocalTime('2027-03-29T09:00', 'Europe/Berlin', { get disambiguation(): never { throw new Error('x'); } }), '`options` of atLocalTime() could not be read (a getter or Proxy threw): pass a plain object.', []],
+    ['a time zone whose toString throws', () => atLocalTime('2027-03-29T09:00', { toString() { throw new Error('boom'); } } as never), '`timeZone` is of type object, not a time zone this runtime knows: pass an IANA name such as "Europe/Berlin".', ['timeZone']],
+    ['a typo in weeklySlots options', () => weeklySlots({ ...good, timezone: 'UTC' } as never), '`timezone` is not an option of weeklySlots() (it takes timeZone, days, times, from, count, until, disambiguation). Did you mean `timeZone`?', ['timezone']],
+    ['a typo in atLocalTime options', () => atLocalTime('2027-03-29T09:00', 'Europe/Berlin', { disambiguate: 'later' } as never), '`disambiguate` is not an option of atLocalTime() (it takes disambiguation). Did you mean `disambiguation`?', ['disambiguate']],
+  ])('%s', (_name, run, message, path) => {
+    const error = refusal(run);
+    expect(error.message).toBe(message);
+    expect(error.path).toEqual(path);
+    expect(error.message).not.toMatch(/secret|boom/);
+  });
+
+  it('reads own options only: Object.prototype.timeZone and .disambiguation are not options', () => {
+    const proto = Object.prototype as Record<string, unknown>;
+    try {
+      proto.timeZone = 'Asia/Tokyo';
+      proto.disambiguation = 'nonsense';
+      const { timeZone: _, ...noZone } = good;
+      expect(() => weeklySlots(noZone as WeeklySlotsOptions)).toThrow(/^`timeZone` is undefined, not a time zone/);
+      expect(atLocalTime('2027-10-31T02:30', 'Europe/Berlin').toISOString()).toBe('2027-10-31T00:30:00.000Z');
+    } finally {
+      delete proto.timeZone;
+      delete proto.disambiguation;
+    }
+  });
+});

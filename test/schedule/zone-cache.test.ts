@@ -7,13 +7,19 @@ import { atLocalTime, weeklySlots } from '@postsched/sdk/schedule';
 
 const Original = Intl.DateTimeFormat;
 let made = 0;
+let formatted = 0;
 
 beforeEach(() => {
   made = 0;
+  formatted = 0;
   const counting = new Proxy(Original, {
     construct(target, args: ConstructorParameters<typeof Intl.DateTimeFormat>) {
       made += 1;
-      return Reflect.construct(target, args) as Intl.DateTimeFormat;
+      const formatter = Reflect.construct(target, args) as Intl.DateTimeFormat;
+      const format = formatter.format;
+      // Each read of the zone's offset is one format call.
+      Object.defineProperty(formatter, 'format', { value: (date?: number | Date) => ((formatted += 1), format(date)) });
+      return formatter;
     },
   });
   Object.defineProperty(Intl, 'DateTimeFormat', { value: counting, writable: true, configurable: true });
@@ -36,4 +42,14 @@ it('keeps the 64 formatters made last, and makes the one it dropped again when a
   expect(made).toBe(before + 64);
   atLocalTime('2031-02-03T09:00', 'Europe/Berlin'); // the first made, dropped to make room
   expect(made).toBe(before + 65);
+});
+
+it('the first of 86,400 slots a day comes after a few dozen readings of the zone, not three per time of every day before it', () => {
+  const times = Array.from({ length: 86_400 }, (_, s) => new Date(s * 1000).toISOString().slice(11, 19));
+  const all = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+  const series = weeklySlots({ timeZone: 'America/Chicago', days: all, times, from: new Date('2027-03-14T07:59:59.500Z'), count: 2 });
+  // Sunday 14 March 2027 in Chicago: clocks go from 02:00 to 03:00 (08:00 UTC); 02:00:00 is moved to 03:00:00.
+  expect(series.next().value?.toISOString()).toBe('2027-03-14T08:00:00.000Z');
+  expect(formatted).toBeLessThan(100); // 1,000,000 and more (2 s) when every time of 4 days was read three times
+  expect(series.next().value?.toISOString()).toBe('2027-03-14T08:00:01.000Z');
 });

@@ -22,6 +22,7 @@ import {
 } from './state.js';
 import { type WebhookDelivery, WebhookDispatcher } from './webhooks-delivery.js';
 import { type AnswerShape, answerShaper, WIRE_PROFILES } from './wire-profile.js';
+import { checkOptions, optionNames } from '../../invalid-option.js';
 
 // `answer` names what a resource route answers, for the wire profiles (wire-profile.ts); OAuth answers follow
 // RFC 6749 whatever the profile.
@@ -128,6 +129,10 @@ export interface FakeService {
   close(): Promise<void>;
 }
 
+const FAKE_SERVICE_OPTIONS = /* @__PURE__ */ optionNames<FakeServiceOptions>({
+  baseUrl: 0, clock: 0, apps: 0, accounts: 0, webhookEndpoints: 0, consent: 0, webhooks: 0, media: 0, accessTokenTtlSeconds: 0, codeTtlSeconds: 0, refreshTokenReuse: 0, profile: 0, seed: 0,
+});
+
 /**
  * Creates an in-memory fake of the Post Scheduling Service, strict enough to catch a client that gets the
  * protocol wrong (OAuth with PKCE S256, bearer scopes, wire-format errors, signed webhooks). Its `profile` option
@@ -145,6 +150,7 @@ export interface FakeService {
  * const { access_token } = fake.issueTokens({ scopes: ['posts:write'] });
  */
 export function createFakeService(options: FakeServiceOptions = {}): FakeService {
+  options = checkOptions(options, FAKE_SERVICE_OPTIONS, 'createFakeService()');
   const profile = options.profile ?? 'full';
   if (!WIRE_PROFILES.includes(profile)) throw new TypeError(`createFakeService: profile must be one of ${WIRE_PROFILES.join(', ')}`);
   if (options.seed !== undefined && !Number.isSafeInteger(options.seed)) throw new TypeError('createFakeService: seed must be an integer');
