@@ -114,6 +114,48 @@ describe('PostgresTokenStore', () => {
   }));
 });
 
+/** README "Your own store": the ~20-line store over a SQL table, as the README shows it. */
+class SqlTokenStore implements TokenStore {
+  constructor(
+    private db: pg.Pool,
+    private userId: string,
+  ) {}
+
+  async get(): Promise<TokenSet | undefined> {
+    const { rows } = await this.db.query('SELECT tokens FROM user_tokens WHERE user_id = $1', [this.userId]);
+    return rows[0] && JSON.parse(rows[0].tokens);
+  }
+
+  async set(tokens: TokenSet, options?: TokenStoreSetOptions): Promise<boolean> {
+    // One statement: written when nothing is stored, or the stored refresh token is the expected one (or these tokens).
+    const { rowCount } = await this.db.query(
+      `INSERT INTO user_tokens (user_id, tokens) VALUES ($1, $2) ON CONFLICT (user_id) DO UPDATE SET tokens = $2
+       WHERE $3::text IS NULL OR user_tokens.tokens::json->>'refreshToken' IN ($3, $4)`,
+      [this.userId, JSON.stringify(tokens), options?.expectedRefreshToken ?? null, tokens.refreshToken ?? null],
+    );
+    return rowCount === 1;
+  }
+}
+
+describe('README "Your own store": SqlTokenStore', () => {
+  let server: PostgresServer | undefined;
+  let pool: pg.Pool | undefined;
+  beforeAll(async () => {
+    server = await startPostgresServer();
+    pool = new pg.Pool({ connectionString: server.url });
+    pool.on('error', () => {});
+    await pool.query('CREATE TABLE user_tokens (user_id text PRIMARY KEY, tokens text NOT NULL)');
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await server?.stop();
+  });
+  conformance(() => ({
+    makeStore: (key) => new SqlTokenStore(pool!, key),
+    corrupt: async (key) => void (await pool!.query("UPDATE user_tokens SET tokens = '{' WHERE user_id = $1", [key])),
+  }));
+});
+
 /** Runs every check; the names of those that failed. */
 async function failing(options: TokenStoreConformanceOptions): Promise<string[]> {
   const failed: string[] = [];
