@@ -9,7 +9,7 @@ import type { ReauthorizationReason } from '../oauth/errors.js';
 import { copy } from '../oauth/memory-token-store.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { TokenCipher } from '../redis/token-cipher.js';
-import { LeaseLock } from '../store/lease-lock.js';
+import { LeaseLock, lockTimes } from '../store/lease-lock.js';
 import { StoredTokens } from '../store/stored-tokens.js';
 import { PostgresTokenStoreError } from './errors.js';
 import { checkPool, PgConnection, type PgPoolLike } from './pg-connection.js';
@@ -47,8 +47,6 @@ export interface PostgresTokenStoreOptions {
   statementTimeoutMs?: number;
 }
 
-const DEFAULT_LOCK_TTL_MS = 10_000;
-const DEFAULT_LOCK_WAIT_MS = 45_000;
 const DEFAULT_STATEMENT_TIMEOUT_MS = 3_000;
 const MAX_KEY_LENGTH = 512;
 
@@ -88,8 +86,8 @@ export class PostgresTokenStore implements TokenStore {
     this.#key = key;
     this.#table = table.name;
     this.#sql = statements(table.quoted);
-    this.#lockTtlMs = integerOption(options.lockTtlMs, 'lockTtlMs', DEFAULT_LOCK_TTL_MS, 1, MAX_TIMEOUT_MS);
-    const lockWaitMs = integerOption(options.lockWaitMs, 'lockWaitMs', DEFAULT_LOCK_WAIT_MS, 0, MAX_TIMEOUT_MS);
+    const { ttlMs, waitMs: lockWaitMs } = lockTimes(options);
+    this.#lockTtlMs = ttlMs;
     const timeoutMs = integerOption(options.statementTimeoutMs, 'statementTimeoutMs', DEFAULT_STATEMENT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
     this.#connection = new PgConnection(pool, { key, table: table.name }, timeoutMs);
     this.#encrypted = options.encryptionKey !== undefined;

@@ -7,7 +7,7 @@ import { ValidationError } from '../errors.js';
 import { integerOption, MAX_TIMEOUT_MS } from '../invalid-option.js';
 import { copy } from '../oauth/memory-token-store.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
-import { LeaseLock } from '../store/lease-lock.js';
+import { LeaseLock, lockTimes } from '../store/lease-lock.js';
 import { StoredTokens } from '../store/stored-tokens.js';
 import { LockLostError, LockTimeoutError } from './errors.js';
 import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED } from './lock-scripts.js';
@@ -55,8 +55,6 @@ export interface RedisTokenStoreOptions {
   encryptionKey?: Uint8Array | string;
 }
 
-const DEFAULT_LOCK_TTL_MS = 10_000;
-const DEFAULT_LOCK_WAIT_MS = 45_000;
 const DEFAULT_COMMAND_TIMEOUT_MS = 3_000;
 
 /**
@@ -93,8 +91,8 @@ export class RedisTokenStore implements TokenStore {
     }
     this.#key = key;
     this.#lockKey = `${key}:lock`;
-    this.#lockTtlMs = integerOption(options.lockTtlMs, 'lockTtlMs', DEFAULT_LOCK_TTL_MS, 1, MAX_TIMEOUT_MS);
-    const lockWaitMs = integerOption(options.lockWaitMs, 'lockWaitMs', DEFAULT_LOCK_WAIT_MS, 0, MAX_TIMEOUT_MS);
+    const { ttlMs, waitMs: lockWaitMs } = lockTimes(options);
+    this.#lockTtlMs = ttlMs;
     const commandTimeoutMs = integerOption(options.commandTimeoutMs, 'commandTimeoutMs', DEFAULT_COMMAND_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
     this.#connection = new RedisConnection(options.redis, key, commandTimeoutMs);
     if (this.#connection.isCluster && !hasHashTag(key)) {

@@ -10,7 +10,16 @@
  * async hooks slow every promise while any `AsyncLocalStorage` is enabled).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { integerOption, MAX_TIMEOUT_MS } from '../invalid-option.js';
 import type { TokenSet, TokenStoreLockOptions } from '../oauth/types.js';
+
+/** The stores' `lockTtlMs` and `lockWaitMs`, checked: 10 s and 45 s by default. */
+export function lockTimes(options: { lockTtlMs?: unknown; lockWaitMs?: unknown }): { ttlMs: number; waitMs: number } {
+  return {
+    ttlMs: integerOption(options.lockTtlMs, 'lockTtlMs', 10_000, 1, MAX_TIMEOUT_MS),
+    waitMs: integerOption(options.lockWaitMs, 'lockWaitMs', 45_000, 0, MAX_TIMEOUT_MS),
+  };
+}
 
 /** One store's lease, in its database. */
 export interface Lease {

@@ -9,7 +9,7 @@
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Fleet, type RoundTotals, startFleet, total } from '../redis/fleet/fleet-rig.js';
+import { type Fleet, refreshesReach, type RoundTotals, startFleet, total } from '../redis/fleet/fleet-rig.js';
 import { type PostgresServer, startPostgresServer } from './postgres-server.js';
 
 let server: PostgresServer | undefined;
@@ -36,10 +36,6 @@ async function fleetOf(users: number, options: { poolSize?: number } = {}): Prom
   return fleet;
 }
 
-/** Resolves once the fake has answered `count` refreshes (polled: the fleet runs in other processes). */
-async function refreshesReach(f: Fleet, count: number): Promise<void> {
-  while (f.fake.stats.tokenRequests.refresh_token < count) await new Promise((resolve) => setTimeout(resolve, 5));
-}
 
 function untyped(totals: RoundTotals): string[] {
   return Object.keys(totals.failures).filter((name) => !TYPED.includes(name));

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RedisServer, startRedisServer } from './redis-server.js';
-import { type Fleet, startFleet, total } from './fleet/fleet-rig.js';
+import { type Fleet, refreshesReach, startFleet, total } from './fleet/fleet-rig.js';
 
 let server: RedisServer | undefined;
 let fleet: Fleet | undefined;
@@ -31,10 +31,6 @@ async function fleetOf(users: number, options: { commandTimeoutMs?: number } = {
   return fleet;
 }
 
-/** Resolves once the fake has answered `count` refreshes (polled: the fleet runs in other processes). */
-async function refreshesReach(f: Fleet, count: number): Promise<void> {
-  while (f.fake.stats.tokenRequests.refresh_token < count) await new Promise((resolve) => setTimeout(resolve, 5));
-}
 
 describe('Redis loses acknowledged writes under a fleet of 4 processes', () => {
   it('FLUSHALL right after a refresh was saved, while the other processes wait for it: nobody sends a rotated-out refresh token, nobody is logged out', { timeout: 90_000 }, async () => {

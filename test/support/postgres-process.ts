@@ -10,9 +10,9 @@
  */
 import { execFile } from 'node:child_process';
 import { chownSync, mkdtempSync, readFileSync, rmSync, chmodSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './processes.js';
 
 export interface PostgresServer {
   readonly port: number;
@@ -110,17 +110,6 @@ function run(command: string, args: string[]): Promise<string> {
     execFile(command, args, { timeout: 120_000 }, (error, stdout, stderr) => {
       if (error) reject(new Error(`${command} ${args.join(' ')} failed: ${error.message}\n${stdout}\n${stderr}`));
       else resolve(stdout);
-    });
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
     });
   });
 }

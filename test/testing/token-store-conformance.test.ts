@@ -56,12 +56,16 @@ describe('examples/file-token-store.ts: FileTokenStore', () => {
   }));
 });
 
-describe('RedisTokenStore', () => {
-  let server: RedisServer | undefined;
-  let redis: Redis | undefined;
+describe.each([
+  { name: 'RedisTokenStore', start: async () => ({ server: await startRedisServer(), cluster: false }) },
+  { name: 'RedisTokenStore on a Redis Cluster (3 masters)', start: async () => ({ server: await startRedisCluster(3), cluster: true }) },
+])('$name', ({ start }) => {
+  let server: RedisServer | RedisCluster | undefined;
+  let redis: Redis | Cluster | undefined;
   beforeAll(async () => {
-    server = await startRedisServer();
-    redis = new Redis(server.url);
+    const started = await start();
+    server = started.server;
+    redis = started.cluster ? new Cluster((server as RedisCluster).nodes) : new Redis((server as RedisServer).url);
   });
   afterAll(async () => {
     redis?.disconnect();
@@ -70,46 +74,7 @@ describe('RedisTokenStore', () => {
   const redisKey = (key: string) => `postsched:conformance:{${key}}`;
   conformance(() => ({
     makeStore: (key) => new RedisTokenStore({ redis: redis!, key: redisKey(key), lockTtlMs: LOCK_TTL_MS }),
-    corrupt: async (key) => void (await redis!.set(redisKey(key), 'not a token set')),
-    lockTtlMs: LOCK_TTL_MS,
-  }));
-});
-
-describe('RedisTokenStore on a Redis Cluster (3 masters)', () => {
-  let cluster: RedisCluster | undefined;
-  let client: Cluster | undefined;
-  beforeAll(async () => {
-    cluster = await startRedisCluster(3);
-    client = new Cluster(cluster.nodes);
-  });
-  afterAll(async () => {
-    client?.disconnect();
-    await cluster?.stop();
-  });
-  const redisKey = (key: string) => `postsched:conformance:{${key}}`;
-  conformance(() => ({
-    makeStore: (key) => new RedisTokenStore({ redis: client!, key: redisKey(key), lockTtlMs: LOCK_TTL_MS }),
-    corrupt: async (key) => void (await client!.set(redisKey(key), '{"accessToken":1}')),
-    lockTtlMs: LOCK_TTL_MS,
-  }));
-});
-
-describe('PostgresTokenStore', () => {
-  let server: PostgresServer | undefined;
-  let pool: pg.Pool | undefined;
-  beforeAll(async () => {
-    server = await startPostgresServer();
-    pool = new pg.Pool({ connectionString: server.url });
-    pool.on('error', () => {});
-    await createTokenTable(pool);
-  });
-  afterAll(async () => {
-    await pool?.end();
-    await server?.stop();
-  });
-  conformance(() => ({
-    makeStore: (key) => new PostgresTokenStore({ pool: pool!, key, lockTtlMs: LOCK_TTL_MS, encryptionKey: Buffer.alloc(32, 3) }),
-    corrupt: async (key) => void (await pool!.query("UPDATE postsched_tokens SET tokens = 'enc:v1:AAAA:BBBB' WHERE key = $1", [key])),
+    corrupt: async (key) => void (await redis!.set(redisKey(key), '{"accessToken":1}')),
     lockTtlMs: LOCK_TTL_MS,
   }));
 });
@@ -137,23 +102,35 @@ class SqlTokenStore implements TokenStore {
   }
 }
 
-describe('README "Your own store": SqlTokenStore', () => {
+describe('on PostgreSQL', () => {
   let server: PostgresServer | undefined;
   let pool: pg.Pool | undefined;
   beforeAll(async () => {
     server = await startPostgresServer();
     pool = new pg.Pool({ connectionString: server.url });
     pool.on('error', () => {});
+    await createTokenTable(pool);
     await pool.query('CREATE TABLE user_tokens (user_id text PRIMARY KEY, tokens text NOT NULL)');
   });
   afterAll(async () => {
     await pool?.end();
     await server?.stop();
   });
-  conformance(() => ({
-    makeStore: (key) => new SqlTokenStore(pool!, key),
-    corrupt: async (key) => void (await pool!.query("UPDATE user_tokens SET tokens = '{' WHERE user_id = $1", [key])),
-  }));
+
+  describe('PostgresTokenStore', () => {
+    conformance(() => ({
+      makeStore: (key) => new PostgresTokenStore({ pool: pool!, key, lockTtlMs: LOCK_TTL_MS, encryptionKey: Buffer.alloc(32, 3) }),
+      corrupt: async (key) => void (await pool!.query("UPDATE postsched_tokens SET tokens = 'enc:v1:AAAA:BBBB' WHERE key = $1", [key])),
+      lockTtlMs: LOCK_TTL_MS,
+    }));
+  });
+
+  describe('README "Your own store": SqlTokenStore', () => {
+    conformance(() => ({
+      makeStore: (key) => new SqlTokenStore(pool!, key),
+      corrupt: async (key) => void (await pool!.query("UPDATE user_tokens SET tokens = '{' WHERE user_id = $1", [key])),
+    }));
+  });
 });
 
 /** Runs every check; the names of those that failed. */

@@ -159,6 +159,11 @@ export async function resetCommandStats(redis: Redis | Cluster): Promise<void> {
   await Promise.all(nodes.map((node) => node.call('CONFIG', 'RESETSTAT')));
 }
 
+/** Resolves once the fake has answered `count` refreshes (polled: the fleet runs in other processes). */
+export async function refreshesReach(f: Fleet, count: number): Promise<void> {
+  while (f.fake.stats.tokenRequests.refresh_token < count) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
 /** Adds up rounds (of one process each, or already summed). */
 export function total(...results: Array<RoundResult | RoundTotals>): RoundTotals {
   const totals: RoundTotals = { succeeded: 0, failures: {}, refreshesSent: 0, replacedSent: 0 };
