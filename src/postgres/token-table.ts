@@ -37,8 +37,17 @@ CREATE INDEX IF NOT EXISTS ${table.index} ON ${table.quoted} (refreshed_at);
 `;
 }
 
-/** The statements of one table. `$1` is always the row's key. */
-export function statements(table: string) {
+/** Each table's statements, made once: every store of a table shares the same strings (a store per user). */
+const byTable = new Map<string, ReturnType<typeof makeStatements>>();
+
+/** The statements of one table (`table`: quoted). `$1` is always the row's key. */
+export function statements(table: string): ReturnType<typeof makeStatements> {
+  let found = byTable.get(table);
+  if (found === undefined) byTable.set(table, (found = makeStatements(table)));
+  return found;
+}
+
+function makeStatements(table: string) {
   const written = 'refreshed_at = now(), needs_reconnect_reason = NULL, needs_reconnect_since = NULL';
   const lease = `now() + $3::integer * interval '1 millisecond'`;
   return {
