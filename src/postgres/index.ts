@@ -6,5 +6,5 @@
 export { PostgresTokenStore, type PostgresTokenStoreOptions } from './postgres-token-store.js';
 export { createTokenTable, tokenTableSql, type TokenTableOptions } from './create-table.js';
 export { PostgresTokenStoreError, type PostgresTokenStoreErrorCode } from './errors.js';
-export type { PgPoolLike } from './pg-connection.js';
+export type { PgPoolLike, PgResultLike } from './pg-connection.js';
 export type { StoredTokensProblem } from '../redis/errors.js';

@@ -20,7 +20,15 @@ import { PostgresTokenStoreError } from './errors.js';
  */
 export interface PgPoolLike {
   /** node-postgres's `pool.query({ text, values, query_timeout })`. */
-  query(config: { text: string; values?: unknown[]; query_timeout?: number }): Promise<{ rows: unknown[]; rowCount: number | null }>;
+  query(config: { text: string; values?: unknown[]; query_timeout?: number }): Promise<PgResultLike>;
+}
+
+/** What the store reads of node-postgres's query result. */
+export interface PgResultLike {
+  /** The rows, as objects keyed by column name. */
+  rows: unknown[];
+  /** How many rows the statement wrote or returned. */
+  rowCount: number | null;
 }
 
 /** Checks `pool`: a node-postgres pool; postgres.js (`postgres()`) is refused by name. */
@@ -56,7 +64,7 @@ export class PgConnection {
     return (await this.#run(operation, text, values)).rowCount ?? 0;
   }
 
-  #run(operation: TokenStoreOperation, text: string, values: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }> {
+  #run(operation: TokenStoreOperation, text: string, values: unknown[]): Promise<PgResultLike> {
     const where = { ...this.#where, operation };
     return new Promise((resolve, reject) => {
       const timer = setTimeout(

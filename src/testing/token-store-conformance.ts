@@ -36,7 +36,9 @@ export interface TokenStoreConformanceOptions {
 
 /** One check: `run` resolves when the store passes it, and rejects with an `Error` saying what failed otherwise. */
 export interface TokenStoreConformanceCheck {
+  /** What the check checks, as a test's name. */
   readonly name: string;
+  /** Runs the check: resolves when the store passes, rejects with an `Error` saying what failed. */
   readonly run: () => Promise<void>;
 }
 
