@@ -12,6 +12,7 @@ const entry = {
   'webhooks/node': 'src/webhooks/node.ts',
   'testing/index': 'src/testing/index.ts',
   'redis/index': 'src/redis/index.ts',
+  'postgres/index': 'src/postgres/index.ts',
   'schedule/index': 'src/schedule/index.ts',
 };
 

@@ -30,13 +30,14 @@ export default defineConfig({
       { find: /^@postsched\/sdk\/webhooks$/, replacement: src('webhooks/node.ts') },
       { find: /^@postsched\/sdk\/testing$/, replacement: src('testing/index.ts') },
       { find: /^@postsched\/sdk\/redis$/, replacement: src('redis/index.ts') },
+      { find: /^@postsched\/sdk\/postgres$/, replacement: src('postgres/index.ts') },
       { find: /^@postsched\/sdk\/schedule$/, replacement: src('schedule/index.ts') },
     ],
   },
   test: {
     // No root `include`: `extends: true` would add it to every project's own (arrays are merged).
     reporters: ['default', './test/support/summary-reporter.ts'],
-    // Provisions redis-server and chromium once per run (installs them on a fresh Debian machine as root).
+    // Provisions redis-server, PostgreSQL and chromium once per run (installs them on a fresh Debian machine as root).
     globalSetup: ['./test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

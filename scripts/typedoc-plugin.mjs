@@ -9,6 +9,7 @@ const MODULE_NAMES = {
   webhooks: '@postsched/sdk/webhooks',
   testing: '@postsched/sdk/testing',
   redis: '@postsched/sdk/redis',
+  postgres: '@postsched/sdk/postgres',
   schedule: '@postsched/sdk/schedule',
 };
 const HIDDEN_STATICS = new Set(['[hasInstance]']);

@@ -8,12 +8,16 @@
  * count as unfinished, and so do those still in flight then: the worker reports at the deadline.
  */
 import type * as Sdk from '@postsched/sdk';
+import type * as SdkPostgres from '@postsched/sdk/postgres';
 import type * as SdkRedis from '@postsched/sdk/redis';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { settledHeap } from '../lib/heap.js';
 
 export interface FleetWorkerConfig {
   redisUrl: string;
+  /** Set: the users' tokens live in PostgreSQL (`PostgresTokenStore`, one node-postgres pool of 10 for the process) instead. */
+  postgresUrl?: string;
   baseUrl: string;
   clientId: string;
   clientSecret: string;
@@ -38,6 +42,8 @@ export interface FleetWorkerResult {
   /** Heap after a full GC with every user cached, less the heap before the UserClients existed, per cached user. */
   heapPerUser: number;
   cachedUsers: number;
+  /** SQL statements the process's pool ran from `go` on (PostgreSQL). */
+  statements?: number;
 }
 
 const config = JSON.parse(process.env['FLEET_WORKER'] ?? '{}') as FleetWorkerConfig;
@@ -47,11 +53,26 @@ const dist = (path: string) => new URL(`../../dist/${path}`, import.meta.url).hr
 const { OAuthClient, ReauthorizationRequiredError, UserClients } = (await import(dist('index.node.js'))) as typeof Sdk;
 const { RedisTokenStore } = (await import(dist('redis/index.js'))) as typeof SdkRedis;
 
-const redis = new Redis(config.redisUrl);
-redis.on('error', () => {}); // the stores report Redis failures (TokenStoreUnavailableError)
 const oauth = new OAuthClient({ baseUrl: config.baseUrl, clientId: config.clientId, clientSecret: config.clientSecret, redirectUri: 'http://127.0.0.1/callback' });
 const ids = Array.from({ length: config.users }, (_, i) => `user_${i}`);
-const options = { oauth, baseUrl: config.baseUrl, store: (userId: string) => new RedisTokenStore({ redis, key: `postsched:tokens:{${userId}}` }) };
+let statements = 0;
+let close: () => void;
+let store: (userId: string) => Sdk.TokenStore;
+if (config.postgresUrl === undefined) {
+  const redis = new Redis(config.redisUrl);
+  redis.on('error', () => {}); // the stores report Redis failures (TokenStoreUnavailableError)
+  close = () => redis.disconnect();
+  store = (userId) => new RedisTokenStore({ redis, key: `postsched:tokens:{${userId}}` });
+} else {
+  const { PostgresTokenStore } = (await import(dist('postgres/index.js'))) as typeof SdkPostgres;
+  const pool = new pg.Pool({ connectionString: config.postgresUrl, max: 10 });
+  pool.on('error', () => {});
+  const query = pool.query.bind(pool) as (config: unknown) => Promise<unknown>;
+  Object.assign(pool, { query: (q: unknown) => (statements++, query(q)) });
+  close = () => void pool.end();
+  store = (userId) => new PostgresTokenStore({ pool, key: userId });
+}
+const options = { oauth, baseUrl: config.baseUrl, store };
 {
   const warm = new UserClients(options);
   await Promise.all(config.warmUpUsers.map((userId) => warm.client(userId).accounts.list().toArray()));
@@ -67,6 +88,7 @@ async function run(): Promise<FleetWorkerResult> {
   let next = 0;
   const cpu = process.cpuUsage();
   const started = performance.now();
+  statements = 0;
   const worker = async () => {
     for (let i = next++; i < order.length && Date.now() < config.deadline; i = next++) {
       try {
@@ -98,6 +120,7 @@ async function run(): Promise<FleetWorkerResult> {
     maxRss: process.resourceUsage().maxRSS * 1024,
     heapPerUser: (heapAfter - heapBefore) / Math.max(1, users.size),
     cachedUsers: users.size,
+    ...(config.postgresUrl === undefined ? {} : { statements }),
   };
 }
 
@@ -112,7 +135,7 @@ function shuffle<T>(items: T[]): T[] {
 process.on('message', (message: { type: string }) => {
   if (message.type === 'go') void run().then(send);
   if (message.type === 'exit') {
-    redis.disconnect();
+    close();
     process.exit(0);
   }
 });

@@ -5,16 +5,20 @@
  * one comes back. Counted: refreshes per user, refused refreshes (lost rotations), failed calls, Redis commands per
  * user (`INFO commandstats`, commands run by scripts included), wall time, CPU and peak RSS per worker, heap per
  * cached user. CPU per call with 0 and 100,000 `RedisTokenStore`s created and locked comes from
- * bench/lib/store-overhead.ts.
+ * bench/lib/store-overhead.ts. Then the same fleet on one PostgreSQL server (`PostgresTokenStore`): refreshes per user,
+ * lost rotations, failed calls, SQL statements per user (counted by the workers' pools).
  */
 import { type ChildProcess, execFile, fork } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
+import { createTokenTable, PostgresTokenStore } from '@postsched/sdk/postgres';
 import { RedisTokenStore } from '@postsched/sdk/redis';
+import pg from 'pg';
 import { createFakeService, type FakeService } from '@postsched/sdk/testing';
 import { listenOnLoopback } from '../../src/testing/fake-service/listen.js';
+import { startPostgresProcess } from '../../test/support/postgres-process.js';
 import { startRedisProcess } from '../../test/support/redis-process.js';
 import { probe, TEST_TOOLS, withSystemDirs } from '../../test/support/test-tools.js';
 import type { FleetWorkerConfig, FleetWorkerResult } from '../children/fleet-worker.js';
@@ -40,7 +44,11 @@ interface RefreshCounts {
   refused: Map<string, number>;
 }
 
-export async function measureFleet({ quick }: { quick: boolean }): Promise<Section> {
+export async function measureFleet({ quick }: { quick: boolean }): Promise<Section[]> {
+  return [await measureRedisFleet({ quick }), await measurePostgresFleet({ quick })];
+}
+
+async function measureRedisFleet({ quick }: { quick: boolean }): Promise<Section> {
   const users = quick ? 1_000 : 10_000;
   const deadlineMs = quick ? 120_000 : 300_000;
   const found = probe(TEST_TOOLS[0]!, { ...process.env, PATH: withSystemDirs(process.env['PATH']) });
@@ -282,4 +290,85 @@ function report(run: {
     verdicts,
     notes: [`${os.cpus().length} cores shared by the ${results.length} workers, redis-server and the fake service (this process).`],
   };
+}
+
+/** The fleet on one PostgreSQL server this measure starts (initdb in a temp folder), every token expired. */
+export async function measurePostgresFleet({ quick }: { quick: boolean }): Promise<Section> {
+  const users = quick ? 1_000 : 10_000;
+  const deadlineMs = quick ? 120_000 : 300_000;
+  const tool = TEST_TOOLS.find((t) => t.key === 'postgresBinDir')!;
+  const found = probe(tool, { ...process.env, PATH: withSystemDirs(process.env['PATH']) });
+  if (!('path' in found)) throw new Error('needs PostgreSQL: apt-get install postgresql, or set POSTGRES_BIN_DIR');
+  const server = await startPostgresProcess(found.path);
+  const fake = createFakeService({ refreshTokenReuse: 'revoke-grant', apps: [APP] });
+  const counts: RefreshCounts = { rotated: new Map(), refused: new Map() };
+  const owners = new Map<string, string>();
+  const service = await listenOnLoopback(countingRefreshes(fake, owners, counts), 0, '');
+  const pool = new pg.Pool({ connectionString: server.url });
+  pool.on('error', () => {});
+  const children: ChildProcess[] = [];
+  try {
+    await createTokenTable(pool);
+    const warmUp = (w: number) => Array.from({ length: WARM_UP_USERS }, (_, i) => `warm_${w}_${i}`);
+    const ids = [...Array.from({ length: users }, (_, i) => `user_${i}`), ...Array.from({ length: WORKERS }, (_, w) => warmUp(w)).flat()];
+    let next = 0;
+    const writer = async () => {
+      for (let i = next++; i < ids.length; i = next++) {
+        const tokens = fake.issueTokenSet({ clientId: APP.clientId, scopes: ['accounts:read'] });
+        owners.set(tokens.refreshToken ?? '', ids[i] as string);
+        await new PostgresTokenStore({ pool, key: ids[i] as string }).set({ ...tokens, expiresAt: Date.now() - 60_000 });
+      }
+    };
+    await Promise.all(Array.from({ length: 10 }, writer));
+    const deadline = Date.now() + deadlineMs;
+    const workers = Array.from({ length: WORKERS }, (_, w) =>
+      startWorker(children, { redisUrl: '', postgresUrl: server.url, baseUrl: service.url, clientId: APP.clientId, clientSecret: APP.clientSecret, users, warmUpUsers: warmUp(w), concurrency: CONCURRENCY, deadline }),
+    );
+    await Promise.all(workers.map((w) => w.next('ready')));
+    for (const name of ['rotated', 'refused'] as const) counts[name].clear();
+    const started = performance.now();
+    for (const w of workers) w.send('go');
+    const results = await Promise.all(workers.map((w) => (w.next('done') as Promise<FleetWorkerResult>).catch((error: Error) => crashed(users, error))));
+    const wallMs = performance.now() - started;
+    for (const w of workers) w.send('exit');
+    const fleetUser = (userId: string) => userId.startsWith('user_');
+    const sum = (map: Map<string, number>) => [...map].filter(([userId]) => fleetUser(userId)).reduce((total, [, n]) => total + n, 0);
+    const rotated = sum(counts.rotated);
+    const refused = sum(counts.refused);
+    const notOnce = Array.from({ length: users }, (_, i) => (counts.rotated.get(`user_${i}`) ?? 0) + (counts.refused.get(`user_${i}`) ?? 0)).filter((n) => n !== 1).length;
+    const unfinished = results.reduce((total, r) => total + r.unfinished, 0);
+    const failed = results.reduce((total, r) => total + Object.values(r.failed).reduce((a, b) => a + b, 0), 0) + unfinished;
+    const statementsPerUser = results.reduce((total, r) => total + (r.statements ?? NaN), 0) / users;
+    const verdicts: Verdict[] = [
+      { target: 'exactly 1 refresh per user, all processes together', measured: `${((rotated + refused) / users).toFixed(3)} per user; ${fmt.int(notOnce)} users not exactly once`, met: notOnce === 0 },
+      { target: '0 lost rotations (refreshes refused: a rotated-out refresh token sent)', measured: fmt.int(refused), met: refused === 0 },
+      { target: '0 failed calls', measured: fmt.int(failed), met: failed === 0 },
+      { target: '≤ 12 SQL statements per user (all processes)', measured: statementsPerUser.toFixed(2), met: unfinished > 0 ? undefined : statementsPerUser <= 12 },
+    ];
+    return {
+      title: `Fleet: ${fmt.int(users)} users × ${results.length} worker processes on one PostgreSQL, every token expired`,
+      method:
+        `As the Redis fleet above, with \`PostgresTokenStore\` (one node-postgres pool of 10 connections per worker) on one PostgreSQL ` +
+        `server started for the run (initdb in a temp folder, fsync off). Statements: every \`pool.query\` of the workers' stores from \`go\` on.`,
+      unit: 'value',
+      rows: [
+        { name: 'refreshes per user', value: ((rotated + refused) / users).toFixed(3), note: `${fmt.int(rotated + refused)} refresh requests; ${fmt.int(notOnce)} users not exactly once` },
+        { name: 'lost rotations (refreshes refused)', value: fmt.int(refused) },
+        { name: 'failed calls', value: fmt.int(failed), note: `of ${fmt.int(users * results.length)}${unfinished > 0 ? `; ${fmt.int(unfinished)} not done by the deadline` : ''}` },
+        { name: 'SQL statements per user', value: statementsPerUser.toFixed(2) },
+        { name: 'wall time', value: `${(wallMs / 1000).toFixed(1)} s`, note: `${fmt.int((users * results.length) / (wallMs / 1000))} calls/s` },
+        { name: 'heap per cached user, PostgresTokenStore', value: fmt.kb(median(results.map((r) => r.heapPerUser).filter((b) => !Number.isNaN(b)))) },
+      ],
+      target: verdicts.map((v) => v.target).join('; '),
+      met: verdicts.every((v) => v.met === true) ? true : verdicts.some((v) => v.met === false) ? false : undefined,
+      verdicts,
+      notes: [`${os.cpus().length} cores shared by the ${results.length} workers, PostgreSQL and the fake service (this process).`],
+    };
+  } finally {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await pool.end();
+    await service.close();
+    await fake.close();
+    await server.stop();
+  }
 }

@@ -397,13 +397,24 @@ export class TokenManager implements AccessTokenProvider {
       // Assumptions (refresh token lifetime): re-read before concluding. If someone stored other tokens while
       // this refresh was in flight, the refused refresh token is simply stale: use theirs.
       const current = await this.#read(stored);
-      if (current === undefined || current.refreshToken === stored.refreshToken) throw error;
+      if (current === undefined) throw error;
+      if (current.refreshToken === stored.refreshToken) {
+        await this.#markRefused(error, current);
+        throw error;
+      }
       recordRotation(this.#oauth, stored, current, 'observed');
       if (this.#isUsable(current, forcing)) return this.#adopt(current);
       if (isRetry) throw error;
       return this.#refresh(current, forcing, true, locked);
     }
     return this.#save({ tokens: this.#stamp(fresh), expected: stored.refreshToken, startedAt }, locked);
+  }
+
+  /** Tells a store that records it (`TokenStore.markReauthorizationRequired`) that these tokens were refused; best effort. */
+  async #markRefused(error: ReauthorizationRequiredError, refused: TokenSet): Promise<void> {
+    const store = this.#store;
+    if (typeof store.markReauthorizationRequired !== 'function') return;
+    await this.#call('set', () => store.markReauthorizationRequired!(error.reason, refused), refused).catch(noop);
   }
 
   /**

@@ -1,6 +1,7 @@
 /**
  * Shapes shared by the OAuth helper, the token manager, the request pipeline and the token stores.
  */
+import type { ReauthorizationReason } from './errors.js';
 
 /** The scopes of the service (spec section 5). */
 export type Scope = 'accounts:read' | 'posts:read' | 'posts:write' | 'media:write' | 'analytics:read';
@@ -73,6 +74,15 @@ export interface TokenStore {
    * `options` may be ignored (a store that ignores them just waits for the lock).
    */
   lock?<T>(fn: () => Promise<T>, options?: TokenStoreLockOptions<T>): Promise<T>;
+  /**
+   * Optional: called once the service refused the stored refresh token (`invalid_grant`, after the manager re-read
+   * the store and found the refused tokens still there), just before the manager throws
+   * `ReauthorizationRequiredError`. `tokens`: the refused tokens. A store that records that a user must connect again
+   * (`PostgresTokenStore`: the `needs_reconnect_reason` and `needs_reconnect_since` columns) does it here, and clears
+   * it on its next write of tokens (a `connect`). Bounded by `storeTimeoutMs`; a failure is ignored (the
+   * `ReauthorizationRequiredError` is what the caller gets).
+   */
+  markReauthorizationRequired?(reason: ReauthorizationReason, tokens: TokenSet): Promise<void>;
 }
 
 /** What `TokenManager` passes to `TokenStore.lock`. */

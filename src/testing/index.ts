@@ -36,3 +36,8 @@ export {
   type WebhookFixtureOverrides,
   type WebhookFixtures,
 } from './webhook-fixtures.js';
+export {
+  tokenStoreConformance,
+  type TokenStoreConformanceCheck,
+  type TokenStoreConformanceOptions,
+} from './token-store-conformance.js';

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { OAuthClient, PostSched, TokenManager, UserClients, ValidationError } from '@postsched/sdk';
 import { RedisTokenStore, RedisWebhookDedupe } from '@postsched/sdk/redis';
+import { PostgresTokenStore } from '@postsched/sdk/postgres';
 import { createFakeService } from '@postsched/sdk/testing';
 import { createWebhookHandler } from '@postsched/sdk/webhooks';
 
@@ -20,6 +21,7 @@ const constructors: Array<[string, object, (options: never) => unknown]> = [
   ['new OAuthClient()', { baseUrl: 'https://api.example', clientId: 'c', clientSecret: 'cs_SECRET', redirectUri: 'https://app.example/cb' }, (options) => new OAuthClient(options)],
   ['new RedisTokenStore()', { redis: { call: async () => null }, key: 'k' }, (options) => new RedisTokenStore(options)],
   ['new RedisWebhookDedupe()', { redis: { call: async () => null } }, (options) => new RedisWebhookDedupe(options)],
+  ['new PostgresTokenStore()', { pool: { query: async () => ({ rows: [] }) }, key: 'k' }, (options) => new PostgresTokenStore(options)],
   ['createWebhookHandler()', { secret: 'whsec_SECRET', on: {} }, (options) => createWebhookHandler(options)],
   ['createFakeService()', {}, (options) => createFakeService(options)],
 ];

@@ -1,7 +1,7 @@
 /**
  * vitest's global set-up: runs once before any test file, for `npm test` and for any `npx vitest run <files>`.
  * It provisions the programs the tests need (test/support/test-tools.ts) and hands their paths to the tests,
- * which read them with `inject('redisServerBin')` / `inject('chromiumBin')`.
+ * which read them with `inject('redisServerBin')` / `inject('chromiumBin')` / `inject('postgresBinDir')`.
  */
 import type { TestProject } from 'vitest/node';
 import { provisionTestTools, TestToolsError } from './test-tools.js';
@@ -12,6 +12,8 @@ declare module 'vitest' {
     redisServerBin: string;
     /** The Chromium to drive with playwright-core (CHROMIUM_BIN, the PATH, or just installed). */
     chromiumBin: string;
+    /** The folder of PostgreSQL's initdb, pg_ctl and postgres (POSTGRES_BIN_DIR, the PATH, /usr/lib/postgresql/<v>/bin). */
+    postgresBinDir: string;
   }
 }
 
@@ -33,4 +35,5 @@ export default async function setup(project: TestProject): Promise<void> {
   }
   project.provide('redisServerBin', paths.redisServerBin);
   project.provide('chromiumBin', paths.chromiumBin);
+  project.provide('postgresBinDir', paths.postgresBinDir);
 }

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { findOnPath, missingMessage, planProvisioning, type Probe, TEST_TOOLS, type TestTool, withSystemDirs } from './test-tools.js';
+import { debianPostgresDirs, findOnPath, missingMessage, planProvisioning, type Probe, probe, TEST_TOOLS, type TestTool, withSystemDirs } from './test-tools.js';
 
 const [REDIS, CHROMIUM] = TEST_TOOLS as [TestTool, TestTool];
 const probes = (redis: Probe, chromium: Probe) => new Map([[REDIS, redis], [CHROMIUM, chromium]]);
@@ -82,7 +82,7 @@ const IS_ROOT = process.getuid?.() === 0;
 /** Runs vitest on `files` in a child process with `env` (and this process's env without vitest's own). */
 function runVitest(files: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'PATH' && k !== 'NODE_OPTIONS'));
-  for (const name of ['REDIS_SERVER_BIN', 'CHROMIUM_BIN', 'POSTSCHED_NO_INSTALL', 'POSTSCHED_INSTALL_DRY_RUN']) delete inherited[name];
+  for (const name of ['REDIS_SERVER_BIN', 'CHROMIUM_BIN', 'POSTGRES_BIN_DIR', 'POSTSCHED_NO_INSTALL', 'POSTSCHED_INSTALL_DRY_RUN']) delete inherited[name];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [VITEST, 'run', ...files], { cwd: ROOT, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -172,5 +172,50 @@ describe('withSystemDirs (the PATH apt-get runs with, and where installed progra
   it("adds Debian's program folders after the given ones, once each", () => {
     expect(withSystemDirs('/opt/bin:/usr/bin')).toBe('/opt/bin:/usr/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/sbin:/bin');
     expect(withSystemDirs(undefined)).toBe('/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin');
+  });
+});
+
+describe('PostgreSQL (initdb, pg_ctl and postgres, from one folder)', () => {
+  const POSTGRES = TEST_TOOLS.find((t) => t.key === 'postgresBinDir') as TestTool;
+  let root: string;
+  let full: string; // a folder with all three programs
+  let partial: string; // initdb only
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'postsched-pg-probe-'));
+    full = join(root, 'lib', '16', 'bin');
+    partial = join(root, 'lib', '15', 'bin');
+    for (const dir of [full, partial]) await mkdir(dir, { recursive: true });
+    for (const name of ['initdb', 'pg_ctl', 'postgres']) await symlink(process.execPath, join(full, name));
+    await symlink(process.execPath, join(partial, 'initdb'));
+  });
+  afterAll(async () => {
+    if (root !== undefined) await rm(root, { recursive: true, force: true });
+  });
+
+  it('is installed from Debian\'s postgresql package, with the others', () => {
+    const probes = new Map(TEST_TOOLS.map((t) => [t, t === POSTGRES ? missing : found(`/usr/bin/${t.names[0]}`)] as const));
+    expect(planProvisioning({ probes, isRoot: true, hasAptGet: true, noInstall: false })).toMatchObject({ action: 'install', packages: ['postgresql'] });
+  });
+
+  it('finds the folder on the PATH, in POSTGRES_BIN_DIR, or in a Debian version folder, newest first; never a folder missing one', () => {
+    expect(probe(POSTGRES, { PATH: `${partial}:${full}` })).toEqual({ path: full });
+    expect(probe(POSTGRES, { PATH: partial, POSTGRES_BIN_DIR: full })).toEqual({ path: full });
+    expect(probe(POSTGRES, { PATH: '/nonexistent', POSTGRES_BIN_DIR: partial })).toEqual({
+      badVariable: `POSTGRES_BIN_DIR=${partial} is not a folder holding initdb, pg_ctl, postgres: fix it, or unset it to let npm test find or install postgresql.`,
+    });
+    expect(debianPostgresDirs(join(root, 'lib'))).toEqual([full, partial]);
+    expect(debianPostgresDirs(join(root, 'nonexistent'))).toEqual([]);
+  });
+
+  it('says which variable to set where it may not install', () => {
+    expect(missingMessage([POSTGRES], { isRoot: false, hasAptGet: true })).toBe(
+      [
+        'npm test needs initdb (initdb: the PostgreSQL token store tests), and cannot find it.',
+        'Install it once:',
+        '  sudo apt-get install -y postgresql',
+        'or point to an existing one:',
+        '  POSTGRES_BIN_DIR=/path/to/postgresql/bin npm test',
+      ].join('\n'),
+    );
   });
 });

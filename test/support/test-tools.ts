@@ -1,9 +1,11 @@
 /**
- * The programs the test suite runs besides Node: `redis-server` (the Redis token store tests start their own)
- * and `chromium` (the consent page is clicked in a real headless browser). `npm test` provisions them itself,
+ * The programs the test suite runs besides Node: `redis-server` (the Redis token store tests start their own),
+ * PostgreSQL's `initdb`, `pg_ctl` and `postgres` (the Postgres token store tests start their own server) and
+ * `chromium` (the consent page is clicked in a real headless browser). `npm test` provisions them itself,
  * from vitest's global set-up (test/support/global-setup.ts), so a fresh machine needs nothing beyond `npm ci`:
  *
- * - found (the `*_BIN` variable, else the PATH): used as is;
+ * - found (the `*_BIN` variable, else the PATH; PostgreSQL: `POSTGRES_BIN_DIR`, else the PATH, else Debian's
+ *   /usr/lib/postgresql/<version>/bin, newest first): used as is;
  * - missing, running as root with apt-get (a fresh Debian CI machine or container): Debian's packages are
  *   installed, once;
  * - missing otherwise: one message that says what to install or which variable to set, and the run stops.
@@ -12,17 +14,24 @@
  * commands instead of running them (how the tests check this path on a machine that has both programs).
  */
 import { spawn } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, readdirSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 
 /** A program the tests need. */
 export interface TestTool {
   /** What the tests call it, and the provided-context key they `inject()`. */
-  readonly key: 'redisServerBin' | 'chromiumBin';
-  /** The environment variable that points to an existing binary. */
-  readonly envVar: 'REDIS_SERVER_BIN' | 'CHROMIUM_BIN';
+  readonly key: 'redisServerBin' | 'chromiumBin' | 'postgresBinDir';
+  /** The environment variable that points to an existing binary (with `allNames`: to the folder of the binaries). */
+  readonly envVar: 'REDIS_SERVER_BIN' | 'CHROMIUM_BIN' | 'POSTGRES_BIN_DIR';
   /** Names to look for on the PATH, in order. */
   readonly names: readonly string[];
+  /**
+   * Every one of `names` is needed, from one folder (PostgreSQL's `initdb`, `pg_ctl`, `postgres`): the tool's path is
+   * that folder, looked for on the PATH and then in `moreDirs()`.
+   */
+  readonly allNames?: true;
+  /** Folders to look in after the PATH (Debian keeps PostgreSQL's programs off the PATH). */
+  readonly moreDirs?: () => string[];
   /** Debian's package. */
   readonly debianPackage: string;
   /** Which tests need it, for the message. */
@@ -32,7 +41,30 @@ export interface TestTool {
 export const TEST_TOOLS: readonly TestTool[] = [
   { key: 'redisServerBin', envVar: 'REDIS_SERVER_BIN', names: ['redis-server'], debianPackage: 'redis-server', neededBy: 'the Redis token store tests' },
   { key: 'chromiumBin', envVar: 'CHROMIUM_BIN', names: ['chromium', 'chromium-browser'], debianPackage: 'chromium', neededBy: 'the consent page test' },
+  {
+    key: 'postgresBinDir',
+    envVar: 'POSTGRES_BIN_DIR',
+    names: ['initdb', 'pg_ctl', 'postgres'],
+    allNames: true,
+    moreDirs: debianPostgresDirs,
+    debianPackage: 'postgresql',
+    neededBy: 'the PostgreSQL token store tests',
+  },
 ];
+
+/** Debian's /usr/lib/postgresql/<version>/bin folders, the newest version first. */
+export function debianPostgresDirs(root = '/usr/lib/postgresql'): string[] {
+  let versions: string[];
+  try {
+    versions = readdirSync(root);
+  } catch {
+    return [];
+  }
+  return versions
+    .filter((v) => /^\d+(\.\d+)?$/.test(v))
+    .sort((a, b) => Number(b) - Number(a))
+    .map((v) => join(root, v, 'bin'));
+}
 
 /** What was found of each tool: its path, or why the variable that names it is unusable. */
 export type Probe = { path: string } | { missing: true } | { badVariable: string };
@@ -81,7 +113,7 @@ export function missingMessage(missing: readonly TestTool[], { isRoot, hasAptGet
   const install = hasAptGet
     ? `  ${isRoot ? '' : 'sudo '}apt-get install -y ${packages}`
     : `  with your system's package manager (Debian and Ubuntu: apt-get install -y ${packages})`;
-  const variables = missing.map((t) => `${t.envVar}=/path/to/${t.names[0]}`).join(' ');
+  const variables = missing.map((t) => `${t.envVar}=/path/to/${t.allNames ? 'postgresql/bin' : t.names[0]}`).join(' ');
   return [
     `npm test needs ${names} (${missing.map((t) => `${t.names[0]}: ${t.neededBy}`).join('; ')}), and cannot find ${missing.length > 1 ? 'them' : 'it'}.`,
     `Install ${missing.length > 1 ? 'them' : 'it'} once:`,
@@ -112,8 +144,21 @@ function isExecutableFile(path: string): boolean {
   }
 }
 
+/** The first folder of `dirs` that holds every one of `names` as an executable file. */
+export function findDirWithAll(names: readonly string[], dirs: readonly string[]): string | undefined {
+  return dirs.find((dir) => dir !== '' && names.every((name) => isExecutableFile(join(dir, name))));
+}
+
 export function probe(tool: TestTool, env: NodeJS.ProcessEnv): Probe {
   const named = env[tool.envVar];
+  if (tool.allNames) {
+    if (named !== undefined && named !== '') {
+      if (findDirWithAll(tool.names, [named]) !== undefined) return { path: named };
+      return { badVariable: `${tool.envVar}=${named} is not a folder holding ${tool.names.join(', ')}: fix it, or unset it to let npm test find or install ${tool.debianPackage}.` };
+    }
+    const dir = findDirWithAll(tool.names, [...(env['PATH'] ?? '').split(delimiter), ...(tool.moreDirs?.() ?? [])]);
+    return dir === undefined ? { missing: true } : { path: dir };
+  }
   if (named !== undefined && named !== '') {
     const path = isAbsolute(named) ? (isExecutableFile(named) ? named : undefined) : findOnPath([named], env['PATH']);
     if (path !== undefined) return { path };

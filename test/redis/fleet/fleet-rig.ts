@@ -1,15 +1,17 @@
 /**
  * A fleet for the fault tests: `processes` worker processes (fleet-worker.ts), each with a TokenManager per user on a
- * RedisTokenStore, against one fake service that rotates refresh tokens and revokes the whole grant when a rotated-out
+ * RedisTokenStore (or a PostgresTokenStore: the `postgres` target), against one fake service that rotates refresh tokens and revokes the whole grant when a rotated-out
  * one comes back (`refreshTokenReuse: 'revoke-grant'`). The users signed in earlier; their access tokens have expired.
  */
 import { fileURLToPath } from 'node:url';
 import { Cluster, Redis } from 'ioredis';
 import { OAuthClient, ReauthorizationRequiredError } from '@postsched/sdk';
+import { createTokenTable, PostgresTokenStore } from '@postsched/sdk/postgres';
 import { RedisTokenStore } from '@postsched/sdk/redis';
+import pg from 'pg';
 import { createFakeService, type FakeService } from '@postsched/sdk/testing';
 import { startWorkerFile, type Worker } from '../multi-process/fleet.js';
-import type { FleetWorkerCommand, FleetWorkerConfig, FleetWorkerMessage, RedisTarget, RoundResult } from './fleet-worker.js';
+import type { FleetWorkerCommand, FleetWorkerConfig, FleetWorkerMessage, PostgresTarget, RedisTarget, RoundResult } from './fleet-worker.js';
 
 const WORKER = fileURLToPath(new URL('./fleet-worker.ts', import.meta.url));
 const APP = { clientId: 'app_fleet', clientSecret: 'secret_fleet_1234', redirectUris: ['http://127.0.0.1/callback'] };
@@ -18,7 +20,7 @@ export type FleetWorker = Worker<FleetWorkerMessage, FleetWorkerCommand>;
 
 export interface FleetOptions {
   /** Where the workers connect; a list gives each worker its own (in turn), e.g. ioredis and node-redis mixed. */
-  redis: RedisTarget | RedisTarget[];
+  redis: RedisTarget | RedisTarget[] | PostgresTarget;
   users: number;
   processes?: number;
   lockTtlMs?: number;
@@ -38,8 +40,12 @@ export interface Fleet {
   readonly fake: FakeService;
   readonly workers: FleetWorker[];
   readonly keys: string[];
-  /** A Redis client of the test's own (for FLUSHALL, SAVE, INFO). */
+  /** A Redis client of the test's own (for FLUSHALL, SAVE, INFO); a Postgres fleet has none (`pool` instead). */
   readonly redis: Redis | Cluster;
+  /** A node-postgres pool of the test's own, for a Postgres fleet. */
+  readonly pool: pg.Pool | undefined;
+  /** SQL statements the workers' stores ran so far, all processes together (a Postgres fleet). */
+  statements(): Promise<number>;
   /**
    * One call per user (or per user of `only`) in every process (or in those of `workers`), each in its own shuffled
    * order, `concurrency` calls at a time: a `getAccessToken()`, or with `force` a `forceRefresh()` of the token it
@@ -59,9 +65,19 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const keys = Array.from({ length: options.users }, (_, i) => `postsched:fleet:{${run}_${i}}`);
   const targets = Array.isArray(options.redis) ? options.redis : [options.redis];
   const own = targets[0]!;
-  const redis = 'nodes' in own ? new Cluster(own.nodes) : new Redis(own.url);
-  redis.on('error', () => {}); // reconnect noise while a test restarts the server
-  const store = (key: string) => new RedisTokenStore({ redis, key });
+  let redis: Redis | Cluster | undefined;
+  let pool: pg.Pool | undefined;
+  let store: (key: string) => RedisTokenStore | PostgresTokenStore;
+  if (own.kind === 'postgres') {
+    const p = (pool = new pg.Pool({ connectionString: own.url }));
+    p.on('error', () => {}); // a connection ended while a test restarts the server
+    await createTokenTable(p);
+    store = (key) => new PostgresTokenStore({ pool: p, key });
+  } else {
+    const r = (redis = 'nodes' in own ? new Cluster(own.nodes) : new Redis(own.url));
+    r.on('error', () => {}); // reconnect noise while a test restarts the server
+    store = (key) => new RedisTokenStore({ redis: r, key });
+  }
   for (const key of keys) await store(key).set({ ...fake.issueTokenSet({ clientId: APP.clientId }), expiresAt: Date.now() - 1_000 });
 
   const config = (index: number): FleetWorkerConfig => ({
@@ -81,7 +97,20 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     fake,
     workers,
     keys,
-    redis,
+    get redis(): Redis | Cluster {
+      if (redis === undefined) throw new Error('a Postgres fleet has no Redis client: use `pool`');
+      return redis;
+    },
+    pool,
+    async statements() {
+      const counts = await Promise.all(
+        workers.map((w) => {
+          w.send({ type: 'stats' });
+          return w.next('stats');
+        }),
+      );
+      return counts.reduce((sum, c) => sum + c.statements, 0);
+    },
     async round({ force = false, concurrency = 25, only, workers: which } = {}) {
       const users = only ?? keys.map((_, i) => i);
       const results = await Promise.all(
@@ -104,7 +133,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     },
     async stop() {
       await Promise.all(workers.map((w) => w.stop()));
-      redis.disconnect();
+      redis?.disconnect();
+      await pool?.end();
       await fake.close();
     },
   };
@@ -127,6 +157,11 @@ export async function commandsRun(redis: Redis | Cluster): Promise<number> {
 export async function resetCommandStats(redis: Redis | Cluster): Promise<void> {
   const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
   await Promise.all(nodes.map((node) => node.call('CONFIG', 'RESETSTAT')));
+}
+
+/** Resolves once the fake has answered `count` refreshes (polled: the fleet runs in other processes). */
+export async function refreshesReach(f: Fleet, count: number): Promise<void> {
+  while (f.fake.stats.tokenRequests.refresh_token < count) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 /** Adds up rounds (of one process each, or already summed). */

@@ -1,24 +1,35 @@
 /**
- * One worker process of a fleet (forked through tsx by fleet-rig.ts): a TokenManager on a RedisTokenStore per user,
+ * One worker process of a fleet (forked through tsx by fleet-rig.ts): a TokenManager on a RedisTokenStore (or a
+ * PostgresTokenStore: the `postgres` target) per user,
  * as an app serving many users keeps them, against the fake service, driven over IPC a round at a time.
  *
  * Config (env WORKER_CONFIG, JSON): `FleetWorkerConfig`. In: `round` (one call per listed user), `pause-next-refresh`
  * (hold the answer of the next refresh until `continue`), `continue`, `exit`. Out: `ready`, `round-done`, `refreshed`
- * (the held refresh answered, not saved yet) and, during a round sent with `tell`, `waiting` (a call waits for another
+ * (the held refresh answered, not saved yet), `stats` (on `stats`: the SQL statements this process ran, Postgres) and,
+ * during a round sent with `tell`, `waiting` (a call waits for another
  * process's refresh: the store's lock is taken) and `save-failed` (a save of refreshed tokens failed).
  */
 import { Cluster, Redis } from 'ioredis';
 import { createClient, createCluster } from 'redis';
 import { OAuthClient, ReauthorizationRequiredError, TokenManager, type TokenSet, type TokenStore } from '@postsched/sdk';
+import { PostgresTokenStore } from '@postsched/sdk/postgres';
 import { type RedisClientLike, RedisTokenStore } from '@postsched/sdk/redis';
+import pg from 'pg';
 
 export type RedisTarget =
   | { kind: 'ioredis' | 'node-redis'; url: string }
   | { kind: 'ioredis-cluster' | 'node-redis-cluster'; nodes: Array<{ host: string; port: number }> };
 
+/** A PostgreSQL server instead of Redis: each process has a node-postgres pool of `poolSize` connections (pg's 10). */
+export interface PostgresTarget {
+  kind: 'postgres';
+  url: string;
+  poolSize?: number;
+}
+
 export interface FleetWorkerConfig {
-  redis: RedisTarget;
-  /** The Redis key of each user's tokens. */
+  redis: RedisTarget | PostgresTarget;
+  /** The Redis key (the Postgres row's key) of each user's tokens. */
   keys: string[];
   baseUrl: string;
   clientId: string;
@@ -38,17 +49,27 @@ export interface RoundResult {
   replacedSent: number;
 }
 
-export type FleetWorkerMessage = { type: 'ready' | 'refreshed' | 'waiting' | 'save-failed' } | RoundResult;
+export type FleetWorkerMessage = { type: 'ready' | 'refreshed' | 'waiting' | 'save-failed' } | RoundResult | { type: 'stats'; statements: number };
 
 export type FleetWorkerCommand =
   | { type: 'round'; users: number[]; concurrency: number; force: boolean; tell?: boolean }
-  | { type: 'pause-next-refresh' | 'continue' | 'exit' };
+  | { type: 'pause-next-refresh' | 'continue' | 'exit' | 'stats' };
 
 const config = JSON.parse(process.env['WORKER_CONFIG'] ?? '{}') as FleetWorkerConfig;
 const send = (message: FleetWorkerMessage) => process.send?.(message);
 
-async function connect(target: RedisTarget): Promise<{ redis: RedisClientLike; close: () => void }> {
+/** SQL statements this process's stores ran (Postgres target). */
+let statements = 0;
+
+async function connect(target: RedisTarget | PostgresTarget): Promise<{ redis: RedisClientLike | pg.Pool; close: () => void }> {
   switch (target.kind) {
+    case 'postgres': {
+      const pool = new pg.Pool({ connectionString: target.url, max: target.poolSize ?? 10 });
+      pool.on('error', () => {}); // an idle connection ended by a restart of the server
+      const query = pool.query.bind(pool) as (config: unknown) => Promise<unknown>;
+      Object.assign(pool, { query: (config: unknown) => (statements++, query(config)) });
+      return { redis: pool, close: () => void pool.end() };
+    }
     case 'ioredis': {
       const redis = new Redis(target.url);
       redis.on('error', () => {}); // reconnect noise while a test restarts the server
@@ -101,7 +122,10 @@ const refresher = {
 
 /** The store as the manager sees it, telling the test when a call waits for another process and when a save fails. */
 function storeFor(key: string): TokenStore {
-  const store = new RedisTokenStore({ redis, key, lockTtlMs: config.lockTtlMs, lockWaitMs: 30_000, commandTimeoutMs: config.commandTimeoutMs });
+  const store =
+    redis instanceof pg.Pool
+      ? new PostgresTokenStore({ pool: redis, key, lockTtlMs: config.lockTtlMs, lockWaitMs: 30_000, statementTimeoutMs: config.commandTimeoutMs })
+      : new RedisTokenStore({ redis, key, lockTtlMs: config.lockTtlMs, lockWaitMs: 30_000, commandTimeoutMs: config.commandTimeoutMs });
   return {
     get: () => store.get(),
     lock: (fn, options) => {
@@ -157,6 +181,7 @@ process.on('message', (message: FleetWorkerCommand) => {
   }
   if (message.type === 'continue') release?.();
   if (message.type === 'pause-next-refresh') pause = true;
+  if (message.type === 'stats') send({ type: 'stats', statements });
   if (message.type === 'round') {
     telling = message.tell === true;
     void round(message.users, message.concurrency, message.force).then(send);

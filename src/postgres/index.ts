@@ -1,0 +1,10 @@
+/**
+ * `@postsched/sdk/postgres`: a token store shared by many processes through a PostgreSQL table.
+ * Node-only entry (`node:async_hooks`); node-postgres (`pg`) is an optional peer dependency, typed structurally and
+ * never imported, so it lands in no bundle.
+ */
+export { PostgresTokenStore, type PostgresTokenStoreOptions } from './postgres-token-store.js';
+export { createTokenTable, tokenTableSql, type TokenTableOptions } from './create-table.js';
+export { PostgresTokenStoreError, type PostgresTokenStoreErrorCode } from './errors.js';
+export type { PgPoolLike, PgResultLike } from './pg-connection.js';
+export type { StoredTokensProblem } from '../redis/errors.js';

@@ -1,0 +1,98 @@
+/**
+ * The SDK's one use of node-postgres: `pool.query({ text, values })`, typed structurally so that `pg` is never
+ * imported (an optional peer dependency). Every statement is bounded in time (`statementTimeoutMs`): the wait for a
+ * free connection of the pool and the statement together, on the client's side (a timer), and the statement alone by
+ * pg's own `query_timeout`, which gives the connection back (ended) to the pool. Every failure becomes a
+ * `PostgresTokenStoreError` whose cause is a scrubbed copy of pg's error (never the error itself: it can hold the
+ * statement and its values, the tokens).
+ */
+import type { TokenStoreOperation } from '../oauth/errors.js';
+import { findCode, sanitizeCause, scrubStoreMessage } from '../scrub.js';
+import { invalidOption } from '../invalid-option.js';
+import { PostgresTokenStoreError } from './errors.js';
+
+/**
+ * A node-postgres `Pool` (`new Pool({ connectionString })`), or anything with its `query(config)`: only that is used.
+ *
+ * @example
+ * import { Pool } from 'pg'
+ * const pool: PgPoolLike = new Pool({ connectionString: process.env.DATABASE_URL })
+ */
+export interface PgPoolLike {
+  /** node-postgres's `pool.query({ text, values, query_timeout })`. */
+  query(config: { text: string; values?: unknown[]; query_timeout?: number }): Promise<PgResultLike>;
+}
+
+/** What the store reads of node-postgres's query result. */
+export interface PgResultLike {
+  /** The rows, as objects keyed by column name. */
+  rows: unknown[];
+  /** How many rows the statement wrote or returned. */
+  rowCount: number | null;
+}
+
+/** Checks `pool`: a node-postgres pool; postgres.js (`postgres()`) is refused by name. */
+export function checkPool(pool: unknown): PgPoolLike {
+  if (typeof pool === 'function' && typeof (pool as { unsafe?: unknown }).unsafe === 'function') {
+    invalidOption('pool', 'is a postgres.js client (the `postgres` package), which this store does not support: pass a node-postgres `Pool` (`npm install pg`; `new Pool({ connectionString })`).', ['pool']);
+  }
+  if (typeof pool !== 'object' || pool === null || typeof (pool as { query?: unknown }).query !== 'function') {
+    invalidOption('pool', `must be a node-postgres Pool (\`new Pool({ connectionString })\` from the \`pg\` package); got ${pool === null ? 'null' : typeof pool}.`, ['pool']);
+  }
+  return pool as PgPoolLike;
+}
+
+/** Runs statements for one row of one table, each bounded by `timeoutMs`. */
+export class PgConnection {
+  readonly #pool: PgPoolLike;
+  readonly #where: { key: string; table: string };
+  readonly #timeoutMs: number;
+
+  constructor(pool: PgPoolLike, where: { key: string; table: string }, timeoutMs: number) {
+    this.#pool = pool;
+    this.#where = where;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /** The rows of `text` run with `values`. */
+  async rows(operation: TokenStoreOperation, text: string, values: unknown[]): Promise<Array<Record<string, unknown>>> {
+    return (await this.#run(operation, text, values)).rows as Array<Record<string, unknown>>;
+  }
+
+  /** How many rows `text` wrote (or returned). */
+  async count(operation: TokenStoreOperation, text: string, values: unknown[]): Promise<number> {
+    return (await this.#run(operation, text, values)).rowCount ?? 0;
+  }
+
+  #run(operation: TokenStoreOperation, text: string, values: unknown[]): Promise<PgResultLike> {
+    const where = { ...this.#where, operation };
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new PostgresTokenStoreError(where, 'timeout', `PostgreSQL did not answer within ${this.#timeoutMs} ms (\`statementTimeoutMs\`); the statement may still land. Check the pool's free connections and the server.`)),
+        this.#timeoutMs,
+      );
+      // The pool may settle long after the time-out; the promise is settled once, later results are dropped.
+      Promise.resolve()
+        .then(() => this.#pool.query({ text, values, query_timeout: this.#timeoutMs }))
+        .then(
+          (result) => {
+            clearTimeout(timer);
+            resolve(result);
+          },
+          (error: unknown) => {
+            clearTimeout(timer);
+            reject(unavailable(where, error));
+          },
+        );
+    });
+  }
+}
+
+/** pg's error, as a `PostgresTokenStoreError` holding only a scrubbed copy (name, message, code). */
+function unavailable(where: { key: string; table: string; operation: TokenStoreOperation }, error: unknown): PostgresTokenStoreError {
+  const cause = sanitizeCause(error, 0, [], scrubStoreMessage) ?? new Error(`the pg client failed with a non-Error value (${typeof error})`);
+  const code = findCode(error);
+  const sqlState = code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+  const hint = sqlState === '42P01' ? ' Create the table first: `await createTokenTable(pool, { table })`, or run `tokenTableSql()` in a migration.' : '';
+  return new PostgresTokenStoreError(where, 'unavailable', `PostgreSQL failed (${cause.message}${code === undefined ? '' : `, ${code}`}).${hint}`, { sqlState, cause });
+}

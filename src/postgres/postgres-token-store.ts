@@ -1,0 +1,214 @@
+/**
+ * `PostgresTokenStore`: one user's tokens in a row of a PostgreSQL table, shared by every process of a backend, with
+ * a lock (a lease on the row: owner token and expiry) so the whole fleet refreshes once. Node-only, as the lock
+ * (src/store/lease-lock.ts, shared with `RedisTokenStore`) tracks its holder with `AsyncLocalStorage`.
+ */
+import { ValidationError } from '../errors.js';
+import { checkOptions, integerOption, MAX_TIMEOUT_MS, optionNames } from '../invalid-option.js';
+import type { ReauthorizationReason } from '../oauth/errors.js';
+import { copy } from '../oauth/memory-token-store.js';
+import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
+import { TokenCipher } from '../redis/token-cipher.js';
+import { LeaseLock, lockTimes } from '../store/lease-lock.js';
+import { StoredTokens } from '../store/stored-tokens.js';
+import { PostgresTokenStoreError } from './errors.js';
+import { checkPool, PgConnection, type PgPoolLike } from './pg-connection.js';
+import { statements, tableName } from './token-table.js';
+
+/** Options of `new PostgresTokenStore(...)`. */
+export interface PostgresTokenStoreOptions {
+  /**
+   * A node-postgres `Pool` (`new Pool({ connectionString })`): the SDK never imports `pg`, pass the pool you have.
+   * Listen to its `error` event (`pool.on('error', …)`), or an idle connection that the server ends (a restart)
+   * crashes the process (node-postgres's rule). postgres.js is not supported (a `ValidationError` says so).
+   */
+  pool: PgPoolLike;
+  /** The row of this user's tokens: your user's id, e.g. `user_42` (any non-empty text, at most 512 characters). */
+  key: string;
+  /** The table made by `createTokenTable` (or your migration of `tokenTableSql()`). Default `postsched_tokens`. */
+  table?: string;
+  /**
+   * Encrypts the stored tokens with AES-256-GCM, bound to the row's key (a value copied to another row fails to
+   * read): 32 raw bytes (`Uint8Array`/`Buffer`) or their base64 text (`openssl rand -base64 32`). Recommended: a
+   * refresh token is a password, and database contents end up in backups and replicas.
+   */
+  encryptionKey?: Uint8Array | string;
+  /**
+   * Expiry of the row's lock, in ms: how long a holder that died blocks the others. A live holder extends it every
+   * `lockTtlMs / 3`. Default 10 000.
+   */
+  lockTtlMs?: number;
+  /** How long `lock()` waits for another holder before failing (`code: 'lock_timeout'`), in ms. Default 45 000. */
+  lockWaitMs?: number;
+  /**
+   * Time bound of each statement, the wait for a free connection of the pool included, in ms: past it the store fails
+   * with `code: 'timeout'`. Default 3 000.
+   */
+  statementTimeoutMs?: number;
+}
+
+const OPTIONS = /* @__PURE__ */ optionNames<PostgresTokenStoreOptions>({
+  pool: 0, key: 0, table: 0, encryptionKey: 0, lockTtlMs: 0, lockWaitMs: 0, statementTimeoutMs: 0,
+});
+
+const DEFAULT_STATEMENT_TIMEOUT_MS = 3_000;
+const MAX_KEY_LENGTH = 512;
+
+/**
+ * A `TokenStore` in a PostgreSQL table, for backends that run many processes (and keep their users' credentials in
+ * their database): one row per user; `lock()` is a lease on the row taken, extended and freed by single statements
+ * (never a transaction held open), so when a token expires one process refreshes and the others read its result.
+ *
+ * @example
+ * import { Pool } from 'pg'
+ * import { PostgresTokenStore, createTokenTable } from '@postsched/sdk/postgres'
+ *
+ * const pool = new Pool({ connectionString: process.env.DATABASE_URL })
+ * await createTokenTable(pool)
+ * const store = new PostgresTokenStore({ pool, key: userId, encryptionKey: process.env.TOKEN_ENCRYPTION_KEY })
+ */
+export class PostgresTokenStore implements TokenStore {
+  readonly #key: string;
+  readonly #table: string;
+  readonly #sql: ReturnType<typeof statements>;
+  readonly #connection: PgConnection;
+  readonly #encrypted: boolean;
+  readonly #lockTtlMs: number;
+  readonly #values: StoredTokens;
+  readonly #lock: LeaseLock;
+
+  constructor(options: PostgresTokenStoreOptions) {
+    if (typeof options !== 'object' || options === null) {
+      throw new ValidationError('new PostgresTokenStore() needs an options object: { pool, key }.', []);
+    }
+    options = checkOptions(options, OPTIONS, 'new PostgresTokenStore()');
+    const { key } = options;
+    if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH) {
+      throw new ValidationError(`\`key\` must be a non-empty string (at most ${MAX_KEY_LENGTH} characters) naming this user's row.`, ['key']);
+    }
+    const pool = checkPool(options.pool);
+    const table = tableName(options.table);
+    this.#key = key;
+    this.#table = table.name;
+    this.#sql = statements(table.quoted);
+    const { ttlMs, waitMs: lockWaitMs } = lockTimes(options);
+    this.#lockTtlMs = ttlMs;
+    const timeoutMs = integerOption(options.statementTimeoutMs, 'statementTimeoutMs', DEFAULT_STATEMENT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
+    this.#connection = new PgConnection(pool, { key, table: table.name }, timeoutMs);
+    this.#encrypted = options.encryptionKey !== undefined;
+    const where = (operation: 'get' | 'set' | 'lock') => ({ key, table: table.name, operation });
+    this.#values = new StoredTokens(
+      key,
+      options.encryptionKey === undefined ? undefined : new TokenCipher(options.encryptionKey),
+      (error) => new PostgresTokenStoreError(where('get'), 'unreadable', error.message.replace(/^The tokens stored under "[^"]*" cannot be read: /, 'the stored tokens cannot be read: '), { problem: error.problem }),
+    );
+    const sql = this.#sql;
+    const connection = this.#connection;
+    const ttl = this.#lockTtlMs;
+    this.#lock = new LeaseLock(
+      {
+        take: async (owner) => (await connection.count('lock', sql.take, [key, owner, ttl])) === 1,
+        extend: async (owner) => (await connection.count('lock', sql.extend, [key, owner, ttl])) === 1,
+        release: async (owner) => void (await connection.count('unlock', sql.release, [key, owner])),
+        look: async () => {
+          const [row] = await connection.rows('lock', sql.look, [key]);
+          return { tokens: (await this.#values.decode(row?.['tokens'])).tokens, held: row?.['held'] === true };
+        },
+      },
+      {
+        ttlMs: ttl,
+        waitMs: lockWaitMs,
+        timedOut: () =>
+          new PostgresTokenStoreError(where('lock'), 'lock_timeout', `another process held the row's lock for more than ${lockWaitMs} ms (\`lockWaitMs\`); a holder that died frees it after \`lockTtlMs\`.`),
+      },
+    );
+  }
+
+  /** The row's key. */
+  get key(): string {
+    return this.#key;
+  }
+
+  /** A copy of the stored tokens, or `undefined` when none are stored. One statement. */
+  async get(): Promise<TokenSet | undefined> {
+    const { tokens } = await this.#values.decode(await this.#read());
+    return tokens && copy(tokens);
+  }
+
+  async #read(): Promise<unknown> {
+    const [row] = await this.#connection.rows('get', this.#sql.get, [this.#key]);
+    return row?.['tokens'];
+  }
+
+  /**
+   * Stores the tokens (and sets `refreshed_at`, clears the needs-reconnect columns).
+   * - With `expectedRefreshToken` (what `TokenManager` passes after a refresh): a compare-and-set, one statement
+   *   (`INSERT … ON CONFLICT DO UPDATE … WHERE tokens IS NOT DISTINCT FROM` the value read): written only if the row
+   *   still holds that refresh token, these very tokens, or none; else nothing is written and it returns `false`.
+   * - Without it, inside `lock()`: written only while the lock is still this holder's, else `code: 'lock_lost'`.
+   * - Otherwise a plain write (a new sign-in replaces what is stored).
+   */
+  async set(tokens: TokenSet, options?: TokenStoreSetOptions): Promise<boolean> {
+    const value = await this.#values.encode(tokens);
+    const expected = options?.expectedRefreshToken;
+    if (expected !== undefined) {
+      return this.#values.compareAndSet(
+        tokens,
+        expected,
+        value,
+        () => this.#read(),
+        async (current, next) => (await this.#connection.count('set', this.#sql.setIfUnchanged, [this.#key, next, current])) === 1,
+      );
+    }
+    const owner = this.#lock.owner();
+    if (owner === undefined) {
+      await this.#connection.count('set', this.#sql.set, [this.#key, value]);
+    } else if ((await this.#connection.count('set', this.#sql.setIfLockOwner, [this.#key, value, owner])) !== 1) {
+      throw new PostgresTokenStoreError(
+        { key: this.#key, table: this.#table, operation: 'set' },
+        'lock_lost',
+        "the row's lock expired before set() ran, so the tokens were not written (another process may hold newer ones). Raise `lockTtlMs` above the longest token refresh.",
+      );
+    }
+    this.#values.remember(value, tokens);
+    return true;
+  }
+
+  /**
+   * Runs `fn` while holding the row's lock across every process sharing the table: waits for another holder up to
+   * `lockWaitMs`; extends the lock while `fn` runs and frees it when `fn` settles. No connection is held meanwhile:
+   * taking, extending and freeing the lease are one statement each. With `options.whileWaiting` (what TokenManager
+   * passes), a waiter reads the row as it waits and ends the wait with the holder's tokens (see `RedisTokenStore.lock`).
+   */
+  lock<T>(fn: () => Promise<T>, options?: TokenStoreLockOptions<T>): Promise<T> {
+    return this.#lock.run(fn, options);
+  }
+
+  /**
+   * Called by `TokenManager` when the service refused the stored refresh token: sets `needs_reconnect_reason` and
+   * `needs_reconnect_since` (kept from the first refusal) while the row still holds `tokens`. The next write of
+   * tokens (`connect`) clears them.
+   */
+  async markReauthorizationRequired(reason: ReauthorizationReason, tokens: TokenSet): Promise<void> {
+    let seen = this.#values.seen;
+    if (seen === undefined || seen.tokens?.refreshToken !== tokens.refreshToken) seen = await this.#values.decode(await this.#read());
+    if (seen.raw === null || seen.tokens?.refreshToken !== tokens.refreshToken) return;
+    await this.#connection.count('set', this.#sql.markReconnect, [this.#key, reason, seen.raw]);
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `PostgresTokenStore { table: ${JSON.stringify(this.#table)}, key: ${JSON.stringify(this.#key)}, encrypted: ${this.#encrypted}, lockTtlMs: ${this.#lockTtlMs} }`;
+  }
+
+  /** What `JSON.stringify` shows: the table, the key and whether values are encrypted; never a token or a key. */
+  toJSON(): {
+    /** The table. */
+    table: string;
+    /** The row's key. */
+    key: string;
+    /** Whether the stored value is encrypted. */
+    encrypted: boolean;
+  } {
+    return { table: this.#table, key: this.#key, encrypted: this.#encrypted };
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * The lock of the stores shared by many processes (`RedisTokenStore`, `PostgresTokenStore`): a lease with an owner
+ * token and an expiry, kept by the database, so a holder that dies frees it after `lockTtlMs`. Each store says how
+ * to take, extend, release and look at its lease (a `Lease`); this file holds what is the same for every store: the
+ * waiting (backoff, or watching the tokens while another process refreshes), the extension while the holder lives,
+ * the release, and which locks the calling async chain holds.
+ *
+ * Node-only: the holder is tracked with `AsyncLocalStorage` (`node:async_hooks`, also in Deno and Bun): one for every
+ * store, enabled only while some store holds its lock, so stores cost the rest of the process nothing (Node 20's
+ * async hooks slow every promise while any `AsyncLocalStorage` is enabled).
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { integerOption, MAX_TIMEOUT_MS } from '../invalid-option.js';
+import type { TokenSet, TokenStoreLockOptions } from '../oauth/types.js';
+
+/** The stores' `lockTtlMs` and `lockWaitMs`, checked: 10 s and 45 s by default. */
+export function lockTimes(options: { lockTtlMs?: unknown; lockWaitMs?: unknown }): { ttlMs: number; waitMs: number } {
+  return {
+    ttlMs: integerOption(options.lockTtlMs, 'lockTtlMs', 10_000, 1, MAX_TIMEOUT_MS),
+    waitMs: integerOption(options.lockWaitMs, 'lockWaitMs', 45_000, 0, MAX_TIMEOUT_MS),
+  };
+}
+
+/** One store's lease, in its database. */
+export interface Lease {
+  /** Takes the lease for `owner` when nobody holds it (or its holder's expired): `true` when taken. */
+  take(owner: string): Promise<boolean>;
+  /** Pushes the expiry out again while the lease is still `owner`'s: `false` once it is not. */
+  extend(owner: string): Promise<boolean>;
+  /** Frees the lease when it is still `owner`'s. */
+  release(owner: string): Promise<void>;
+  /** For a waiter: the stored tokens, and whether the lease is held (by anyone). */
+  look(): Promise<{ tokens: TokenSet | undefined; held: boolean }>;
+}
+
+export interface LeaseLockSettings {
+  /** Expiry of the lease, in ms; a live holder extends it every third of this. */
+  ttlMs: number;
+  /** How long a waiter waits before `timedOut()` is thrown, in ms. */
+  waitMs: number;
+  /** The store's error for a wait past `waitMs`. */
+  timedOut: () => Error;
+}
+
+/** A lock this async call chain holds; `outer`: one it held already (another store's, nested). */
+interface LockHold {
+  readonly lock: LeaseLock;
+  readonly owner: string;
+  released: boolean;
+  readonly outer: LockHold | undefined;
+}
+
+// Which locks this async call chain holds: set() inside lock() must prove it is still the owner. One for every store,
+// and disabled whenever no lock is held, so that neither the number of stores nor an idle one costs anything.
+const held = new AsyncLocalStorage<LockHold>();
+let holdsRunning = 0;
+
+const FIRST_RETRY_MS = 10;
+const MAX_RETRY_MS = 200;
+/**
+ * How long this process's holders keep the lock, a moving average (50 ms before the first): a waiter that watches
+ * the tokens first looks after that long, then after twice as long, and so on up to 1 s between looks. Most waiters
+ * so read the holder's result at their first or second look.
+ */
+let typicalHoldMs = 50;
+const MAX_LOOK_MS = 1_000;
+
+/** One store's lock: `run(fn)` runs `fn` holding the lease (see `RedisTokenStore.lock`). */
+export class LeaseLock {
+  readonly #lease: Lease;
+  readonly #settings: LeaseLockSettings;
+
+  constructor(lease: Lease, settings: LeaseLockSettings) {
+    this.#lease = lease;
+    this.#settings = settings;
+  }
+
+  /** The owner token of this lock when the calling async chain holds it (a write must then prove it still owns it). */
+  owner(): string | undefined {
+    for (let hold = held.getStore(); hold !== undefined; hold = hold.outer) {
+      if (hold.lock === this) return hold.released ? undefined : hold.owner;
+    }
+    return undefined;
+  }
+
+  /**
+   * Runs `fn` holding the lease; a nested call in the same chain runs `fn` at once. With `whileWaiting`, a waiter
+   * looks at the tokens instead of retrying the lease, and ends the wait with what `whileWaiting` returns for them.
+   */
+  async run<T>(fn: () => Promise<T>, options?: TokenStoreLockOptions<T>): Promise<T> {
+    if (this.owner() !== undefined) return fn();
+    const owner = ownerToken();
+    const waited = await this.#acquire(owner, options?.whileWaiting);
+    if (waited !== undefined) return waited.result;
+    const hold: LockHold = { lock: this, owner, released: false, outer: held.getStore() };
+    const stopExtending = this.#keepExtended(hold);
+    const acquiredAt = performance.now();
+    holdsRunning++;
+    try {
+      return await held.run(hold, fn);
+    } finally {
+      typicalHoldMs = Math.min(MAX_LOOK_MS, Math.max(5, typicalHoldMs + (performance.now() - acquiredAt - typicalHoldMs) / 5));
+      hold.released = true;
+      stopExtending();
+      // No lock held anywhere: turn the async context tracking off again (run() turns it on).
+      if (--holdsRunning === 0 && typeof held.disable === 'function') held.disable();
+      await this.#release(owner);
+    }
+  }
+
+  /**
+   * Extends the lease every `ttlMs / 3` while the holder runs (one extension in flight at most). Stops once the lease
+   * is no longer ours; failures are left to the expiry, and to `set()`'s own ownership check.
+   */
+  #keepExtended(hold: LockHold): () => void {
+    let inFlight = false;
+    const timer = setInterval(() => {
+      if (inFlight || hold.released) return;
+      inFlight = true;
+      this.#lease
+        .extend(hold.owner)
+        .then((extended) => {
+          if (!extended) clearInterval(timer);
+        })
+        .catch(() => {})
+        .finally(() => (inFlight = false));
+    }, Math.max(1, Math.floor(this.#settings.ttlMs / 3)));
+    return () => clearInterval(timer);
+  }
+
+  /**
+   * Takes the lease until it succeeds, with capped exponential backoff and jitter; with `whileWaiting`, looks at the
+   * tokens and the lease between tries instead, and tries again only once the lease is free. Resolves `undefined`
+   * once the lease is ours, or `{ result }` when `whileWaiting` ended the wait.
+   */
+  async #acquire<T>(owner: string, whileWaiting: ((stored: TokenSet | undefined) => T | undefined) | undefined): Promise<{ result: T } | undefined> {
+    const deadline = performance.now() + this.#settings.waitMs;
+    for (let attempt = 0; ; attempt++) {
+      if (await this.#take(owner)) return undefined;
+      for (let look = 0; ; look++) {
+        const left = deadline - performance.now();
+        if (left <= 0) throw this.#settings.timedOut();
+        const backoff =
+          whileWaiting === undefined
+            ? Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** attempt) * (0.5 + Math.random() / 2)
+            : Math.min(MAX_LOOK_MS, typicalHoldMs * 2 ** look);
+        await sleep(Math.min(left, backoff));
+        if (whileWaiting === undefined) break;
+        const seen = await this.#lease.look();
+        const result = whileWaiting(seen.tokens);
+        if (result !== undefined) return { result };
+        if (!seen.held) break;
+      }
+    }
+  }
+
+  async #take(owner: string): Promise<boolean> {
+    try {
+      return await this.#lease.take(owner);
+    } catch (error) {
+      // The take may have landed before the time-out: free it now rather than block others for a whole TTL.
+      void this.#release(owner);
+      throw error;
+    }
+  }
+
+  /**
+   * Compare-and-release. Failures are swallowed: the caller's result (or error) matters more, and a lease that
+   * could not be released expires after `ttlMs`.
+   */
+  async #release(owner: string): Promise<void> {
+    try {
+      await this.#lease.release(owner);
+    } catch {
+      // expires by TTL
+    }
+  }
+}
+
+/** 128 random bits: a holder proves ownership with it, so it must not be guessable by another process. */
+function ownerToken(): string {
+  return [...crypto.getRandomValues(new Uint8Array(16))].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

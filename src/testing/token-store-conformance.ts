@@ -1,0 +1,289 @@
+/**
+ * `tokenStoreConformance`: the checks a `TokenStore` must pass, for the stores the SDK ships and for yours. Each check
+ * is a `{ name, run }` whose `run` throws on failure, so they run under any test runner (vitest, jest, node:test):
+ *
+ *   for (const check of tokenStoreConformance({ makeStore })) it(check.name, check.run)
+ *
+ * No test runner is imported here, and no `node:` module: the checks use only the store, timers and the SDK's
+ * `TokenManager`.
+ */
+import { TokenStoreError } from '../oauth/errors.js';
+import { TokenManager } from '../oauth/token-manager.js';
+import type { TokenSet, TokenStore } from '../oauth/types.js';
+import { invalidOption } from '../invalid-option.js';
+
+/** Options of {@link tokenStoreConformance}. */
+export interface TokenStoreConformanceOptions {
+  /**
+   * A store for `key` (each check uses a fresh one, e.g. `conformance_3f9a…`). Every call is another handle on the same
+   * stored tokens, as another process would have: a store over a database or Redis makes a new object per call; a
+   * store that keeps its tokens in the object itself (one process) returns the same object for the same key.
+   */
+  makeStore: (key: string) => TokenStore | Promise<TokenStore>;
+  /**
+   * Writes a value that is not a token set where the store keeps `key`'s tokens (e.g. `UPDATE … SET tokens = 'x'`):
+   * with it, the kit checks that reading it fails as a `TokenStoreError` (through a `TokenManager`), never as "no
+   * tokens" or as a broken TokenSet.
+   */
+  corrupt?: (key: string) => void | Promise<void>;
+  /**
+   * The lock expiry (`lockTtlMs`) of the stores `makeStore` makes, in ms, for a lock shared by processes: with it, the
+   * kit also checks that the lock expires when its holder stalls past it, and is extended while its holder lives
+   * (3 × `lockTtlMs`). A lock within one process (it dies with its holder) leaves it out. 1 000 is a good value.
+   */
+  lockTtlMs?: number;
+}
+
+/** One check: `run` resolves when the store passes it, and rejects with an `Error` saying what failed otherwise. */
+export interface TokenStoreConformanceCheck {
+  /** What the check checks, as a test's name. */
+  readonly name: string;
+  /** Runs the check: resolves when the store passes, rejects with an `Error` saying what failed. */
+  readonly run: () => Promise<void>;
+}
+
+/**
+ * The checks of the `TokenStore` contract: round trip; empty is `undefined`; returned values are copies;
+ * compare-and-set on `expectedRefreshToken` (writes when the stored refresh token matches, when nothing is stored, or
+ * for these very tokens; refuses otherwise), racing writers (exactly one wins); and, when the store has `lock`: the
+ * lock excludes (no two holders overlap); with `lockTtlMs`, it expires and is extended; with `corrupt`, a corrupt
+ * stored value is a `TokenStoreError`.
+ *
+ * @example
+ * import { tokenStoreConformance } from '@postsched/sdk/testing'
+ * describe('SqlTokenStore', () => {
+ *   for (const check of tokenStoreConformance({ makeStore: (key) => new SqlTokenStore(db, key) })) it(check.name, check.run)
+ * })
+ */
+export function tokenStoreConformance(options: TokenStoreConformanceOptions): TokenStoreConformanceCheck[] {
+  if (typeof options?.makeStore !== 'function') invalidOption('makeStore', 'must be a function (key) => TokenStore.');
+  const { makeStore, corrupt, lockTtlMs } = options;
+  if (corrupt !== undefined && typeof corrupt !== 'function') invalidOption('corrupt', 'must be a function (key) => void.');
+  if (lockTtlMs !== undefined && !(Number.isInteger(lockTtlMs) && lockTtlMs > 0)) invalidOption('lockTtlMs', 'must be a positive integer of milliseconds.');
+  const fresh = async (): Promise<{ key: string; store: () => Promise<TokenStore> }> => {
+    const key = `conformance_${randomHex()}`;
+    return { key, store: async () => checkedStore(await makeStore(key)) };
+  };
+
+  const checks: TokenStoreConformanceCheck[] = [
+    check('get() is undefined while nothing is stored', async () => {
+      const { store } = await fresh();
+      same(await (await store()).get(), undefined, 'get() before any set()');
+    }),
+    check('set() then get() gives the same TokenSet, from this handle and from another', async () => {
+      const { store } = await fresh();
+      const [a, b] = [await store(), await store()];
+      const one = tokens();
+      await a.set(one);
+      same(await a.get(), one, 'get() after set()');
+      same(await b.get(), one, 'get() through another handle');
+      const two = tokens();
+      await b.set(two);
+      same(await a.get(), two, 'get() after a second set()');
+    }),
+    check('returned values are copies: changing what get() returned, or what set() was given, changes nothing stored', async () => {
+      const { store } = await fresh();
+      const s = await store();
+      const given = tokens();
+      const kept = structuredClone(given);
+      await s.set(given);
+      given.accessToken = 'changed after set';
+      given.scopes.push('changed');
+      same(await s.get(), kept, 'get() after the given TokenSet was changed');
+      const got = (await s.get()) as TokenSet;
+      got.accessToken = 'changed after get';
+      got.scopes.length = 0;
+      same(await s.get(), kept, 'get() after the returned TokenSet was changed');
+    }),
+    check('compare-and-set: writes when the stored refresh token is the expected one, when nothing is stored, or for these very tokens', async () => {
+      const { store } = await fresh();
+      const s = await store();
+      const first = tokens();
+      same(await s.set(first, { expectedRefreshToken: 'rt_never_stored' }), true, 'set() with expectedRefreshToken while nothing is stored');
+      same(await s.get(), first, 'get() after that write');
+      const second = tokens();
+      same(await s.set(second, { expectedRefreshToken: first.refreshToken }), true, 'set() expecting the stored refresh token');
+      same(await s.get(), second, 'get() after that write');
+      same(await s.set(structuredClone(second), { expectedRefreshToken: first.refreshToken }), true, 'set() of the very tokens stored (a repeated write)');
+      same(await s.get(), second, 'get() after the repeated write');
+    }),
+    check('compare-and-set: refuses (returns false, keeps what is stored) when the store holds other tokens', async () => {
+      const { store } = await fresh();
+      const s = await store();
+      const current = tokens();
+      await s.set(current);
+      const late = tokens();
+      same(await s.set(late, { expectedRefreshToken: 'rt_rotated_out' }), false, 'set() expecting a refresh token the store does not hold');
+      same(await s.get(), current, 'get() after the refused write');
+      same(await (await store()).set(late, { expectedRefreshToken: 'rt_rotated_out' }), false, 'the same refused write through another handle');
+      same(await s.get(), current, 'get() after the refused write through another handle');
+    }),
+    check('compare-and-set: of 8 writers racing from the same tokens, exactly one wins, 5 rounds in a row', async () => {
+      const { store } = await fresh();
+      const handles = await Promise.all(Array.from({ length: 8 }, () => store()));
+      let current = tokens();
+      await handles[0]!.set(current);
+      for (let round = 0; round < 5; round++) {
+        const candidates = handles.map(() => tokens());
+        const expected = current.refreshToken;
+        const results = await Promise.all(handles.map((h, i) => h.set(candidates[i]!, { expectedRefreshToken: expected })));
+        const winners = results.flatMap((r, i) => (r === true ? [i] : []));
+        if (winners.length !== 1 || results.some((r) => r !== true && r !== false)) {
+          fail(`round ${round + 1}: set() returned ${JSON.stringify(results)}; exactly one true (the others false) was expected`);
+        }
+        current = candidates[winners[0]!]!;
+        same(await handles[7]!.get(), current, `round ${round + 1}: get() after the race (the winner's tokens)`);
+      }
+    }),
+  ];
+
+  checks.push(
+    check('the lock excludes: 8 handles × 3 concurrent holders never overlap', async () => {
+      const { store } = await fresh();
+      const handles = await Promise.all(Array.from({ length: 8 }, () => store()));
+      if (handles[0]!.lock === undefined) return; // no lock: within one process the manager needs none
+      let inside = 0;
+      let most = 0;
+      let ran = 0;
+      await Promise.all(
+        handles.flatMap((h) =>
+          [0, 1, 2].map(() =>
+            lockOf(h)(async () => {
+              inside++;
+              most = Math.max(most, inside);
+              await sleep(1 + Math.random() * 5);
+              inside--;
+              ran++;
+            }),
+          ),
+        ),
+      );
+      if (most !== 1) fail(`${most} holders were inside lock() at once; the lock must let one in at a time`);
+      same(ran, 24, 'holders that ran');
+    }),
+  );
+
+  if (lockTtlMs !== undefined) {
+    checks.push(
+      check(`the lock expires: a holder that stalls past lockTtlMs (${lockTtlMs} ms) loses it to the next`, async () => {
+        const { store } = await fresh();
+        const [a, b] = [await store(), await store()];
+        if (a.lock === undefined) fail('the store has no lock() although lockTtlMs was given');
+        let bIn = false;
+        let bInWhileAHeld = false;
+        let entered: Promise<void> | undefined;
+        await lockOf(a)(async () => {
+          // A synchronous stall: no timer of this process runs, so the holder cannot extend its lock.
+          const until = Date.now() + lockTtlMs * 1.5;
+          while (Date.now() < until) {
+            // stalled
+          }
+          entered = lockOf(b)(async () => {
+            bIn = true;
+          });
+          await Promise.race([entered, sleep(lockTtlMs * 10)]);
+          bInWhileAHeld = bIn;
+        });
+        await entered;
+        if (!bInWhileAHeld) fail('another holder could not take the lock while its first holder had stalled past lockTtlMs');
+      }),
+      check(`the lock is extended: a live holder keeps it for 3 × lockTtlMs (${3 * lockTtlMs} ms)`, async () => {
+        const { store } = await fresh();
+        const [a, b] = [await store(), await store()];
+        if (a.lock === undefined) fail('the store has no lock() although lockTtlMs was given');
+        let aInside = false;
+        let overlapped = false;
+        let started!: () => void;
+        const aStarted = new Promise<void>((resolve) => (started = resolve));
+        const holder = lockOf(a)(async () => {
+          aInside = true;
+          started();
+          await sleep(lockTtlMs * 3);
+          await a.set(tokens()); // still this holder's lock: the write goes through
+          aInside = false;
+        });
+        await aStarted;
+        const waiter = lockOf(b)(async () => {
+          overlapped ||= aInside;
+        });
+        await Promise.all([holder, waiter]);
+        if (overlapped) fail('another holder got the lock while its live holder was still inside: the lock was not extended');
+      }),
+    );
+  }
+
+  if (corrupt !== undefined) {
+    checks.push(
+      check('a corrupt stored value fails to read: get() rejects, and a TokenManager gets a TokenStoreError', async () => {
+        const { key, store } = await fresh();
+        const s = await store();
+        await s.set(tokens());
+        await corrupt(key);
+        const read = await s.get().then(
+          (value) => ({ value }),
+          (error: unknown) => ({ error }),
+        );
+        if (!('error' in read)) fail(`get() of a corrupt value resolved (${describe(read.value)}); it must reject`);
+        const manager = new TokenManager({ store: await store(), oauth: { refresh: () => Promise.reject(new Error('no refresh expected')) } });
+        const error = await manager.getAccessToken().then(() => undefined, (e: unknown) => e);
+        if (!(error instanceof TokenStoreError)) fail(`a TokenManager over the corrupt value failed with ${describe(error)}, not a TokenStoreError`);
+      }),
+    );
+  }
+  return checks;
+}
+
+function check(name: string, run: () => Promise<void>): TokenStoreConformanceCheck {
+  return { name, run };
+}
+
+function fail(message: string): never {
+  throw new Error(`TokenStore conformance: ${message}`);
+}
+
+function checkedStore(store: TokenStore): TokenStore {
+  if (typeof store?.get !== 'function' || typeof store.set !== 'function') fail('makeStore() must return a TokenStore (get and set)');
+  return store;
+}
+
+function lockOf(store: TokenStore): <T>(fn: () => Promise<T>) => Promise<T> {
+  return (fn) => store.lock!(fn);
+}
+
+/** Deep equality of JSON-safe values (TokenSets, booleans, numbers, undefined). */
+function same(actual: unknown, expected: unknown, what: string): void {
+  if (JSON.stringify(sorted(actual)) !== JSON.stringify(sorted(expected))) fail(`${what}: got ${describe(actual)}, expected ${describe(expected)}`);
+}
+
+function sorted(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sorted);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sorted((value as Record<string, unknown>)[k])]));
+}
+
+/** The kit's own tokens are made up, so showing them in a failure is safe; anything else is shown by its type. */
+function describe(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (value instanceof Error) return `${value.name}: ${value.message.slice(0, 200)}`;
+  try {
+    return JSON.stringify(value).slice(0, 300);
+  } catch {
+    return typeof value;
+  }
+}
+
+let counter = 0;
+
+/** A made-up TokenSet, different every time. */
+function tokens(): TokenSet {
+  const n = `${++counter}_${randomHex().slice(0, 8)}`;
+  return { accessToken: `at_conformance_${n}`, refreshToken: `rt_conformance_${n}`, expiresAt: Date.now() + 3_600_000, scopes: ['posts:read'], tokenType: 'bearer' };
+}
+
+function randomHex(): string {
+  return [...crypto.getRandomValues(new Uint8Array(12))].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,204 @@
+/**
+ * `tokenStoreConformance` (issue 29, part 3) run against every store the SDK ships (memory, Redis, Redis Cluster,
+ * Postgres) and examples/file-token-store.ts, each against a real server started here; and against two broken stores
+ * (one ignores `expectedRefreshToken`, one whose lock does not exclude), which must fail the checks that concern them.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Cluster, Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryTokenStore, type TokenSet, type TokenStore, type TokenStoreSetOptions } from '@postsched/sdk';
+import { createTokenTable, PostgresTokenStore } from '@postsched/sdk/postgres';
+import { RedisTokenStore } from '@postsched/sdk/redis';
+import { tokenStoreConformance, type TokenStoreConformanceOptions } from '@postsched/sdk/testing';
+import { FileTokenStore } from '../../examples/file-token-store.js';
+import { type PostgresServer, startPostgresServer } from '../postgres/postgres-server.js';
+import { type RedisCluster, type RedisServer, startRedisCluster, startRedisServer } from '../redis/redis-server.js';
+
+const LOCK_TTL_MS = 1_000;
+
+/** One store per key, kept: what a store that lives in its object (one process) gives. */
+function perKey<S extends TokenStore>(make: (key: string) => S): (key: string) => S {
+  const stores = new Map<string, S>();
+  return (key) => {
+    let store = stores.get(key);
+    if (store === undefined) stores.set(key, (store = make(key)));
+    return store;
+  };
+}
+
+/** Registers the kit's checks as tests. */
+function conformance(options: () => TokenStoreConformanceOptions): void {
+  // The checks' names do not depend on the options' values, only on which are given: list them from a stand-in.
+  const probe = options();
+  for (const [index, check] of tokenStoreConformance(probe).entries()) {
+    it(check.name, { timeout: 60_000 }, () => tokenStoreConformance(options())[index]!.run());
+  }
+}
+
+describe('MemoryTokenStore', () => {
+  conformance(() => ({ makeStore: perKey(() => new MemoryTokenStore()) }));
+});
+
+describe('examples/file-token-store.ts: FileTokenStore', () => {
+  let dir = '';
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'postsched-conformance-'));
+  });
+  afterAll(async () => {
+    if (dir !== '') await rm(dir, { recursive: true, force: true });
+  });
+  conformance(() => ({
+    makeStore: perKey((key) => new FileTokenStore(join(dir, `${key}.json`))),
+    corrupt: (key) => writeFile(join(dir, `${key}.json`), '{"accessToken": "at_half'),
+  }));
+});
+
+describe.each([
+  { name: 'RedisTokenStore', start: async () => ({ server: await startRedisServer(), cluster: false }) },
+  { name: 'RedisTokenStore on a Redis Cluster (3 masters)', start: async () => ({ server: await startRedisCluster(3), cluster: true }) },
+])('$name', ({ start }) => {
+  let server: RedisServer | RedisCluster | undefined;
+  let redis: Redis | Cluster | undefined;
+  beforeAll(async () => {
+    const started = await start();
+    server = started.server;
+    redis = started.cluster ? new Cluster((server as RedisCluster).nodes) : new Redis((server as RedisServer).url);
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    await server?.stop();
+  });
+  const redisKey = (key: string) => `postsched:conformance:{${key}}`;
+  conformance(() => ({
+    makeStore: (key) => new RedisTokenStore({ redis: redis!, key: redisKey(key), lockTtlMs: LOCK_TTL_MS }),
+    corrupt: async (key) => void (await redis!.set(redisKey(key), '{"accessToken":1}')),
+    lockTtlMs: LOCK_TTL_MS,
+  }));
+});
+
+/** README "Your own store": the ~20-line store over a SQL table, as the README shows it. */
+class SqlTokenStore implements TokenStore {
+  constructor(
+    private db: pg.Pool,
+    private userId: string,
+  ) {}
+
+  async get(): Promise<TokenSet | undefined> {
+    const { rows } = await this.db.query('SELECT tokens FROM user_tokens WHERE user_id = $1', [this.userId]);
+    return rows[0] && JSON.parse(rows[0].tokens);
+  }
+
+  async set(tokens: TokenSet, options?: TokenStoreSetOptions): Promise<boolean> {
+    // One statement: written when nothing is stored, or the stored refresh token is the expected one (or these tokens).
+    const { rowCount } = await this.db.query(
+      `INSERT INTO user_tokens (user_id, tokens) VALUES ($1, $2) ON CONFLICT (user_id) DO UPDATE SET tokens = $2
+       WHERE $3::text IS NULL OR user_tokens.tokens::json->>'refreshToken' IN ($3, $4)`,
+      [this.userId, JSON.stringify(tokens), options?.expectedRefreshToken ?? null, tokens.refreshToken ?? null],
+    );
+    return rowCount === 1;
+  }
+}
+
+describe('on PostgreSQL', () => {
+  let server: PostgresServer | undefined;
+  let pool: pg.Pool | undefined;
+  beforeAll(async () => {
+    server = await startPostgresServer();
+    pool = new pg.Pool({ connectionString: server.url });
+    pool.on('error', () => {});
+    await createTokenTable(pool);
+    await pool.query('CREATE TABLE user_tokens (user_id text PRIMARY KEY, tokens text NOT NULL)');
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await server?.stop();
+  });
+
+  describe('PostgresTokenStore', () => {
+    conformance(() => ({
+      makeStore: (key) => new PostgresTokenStore({ pool: pool!, key, lockTtlMs: LOCK_TTL_MS, encryptionKey: Buffer.alloc(32, 3) }),
+      corrupt: async (key) => void (await pool!.query("UPDATE postsched_tokens SET tokens = 'enc:v1:AAAA:BBBB' WHERE key = $1", [key])),
+      lockTtlMs: LOCK_TTL_MS,
+    }));
+  });
+
+  describe('README "Your own store": SqlTokenStore', () => {
+    conformance(() => ({
+      makeStore: (key) => new SqlTokenStore(pool!, key),
+      corrupt: async (key) => void (await pool!.query("UPDATE user_tokens SET tokens = '{' WHERE user_id = $1", [key])),
+    }));
+  });
+});
+
+/** Runs every check; the names of those that failed. */
+async function failing(options: TokenStoreConformanceOptions): Promise<string[]> {
+  const failed: string[] = [];
+  for (const check of tokenStoreConformance(options)) {
+    await check.run().catch(() => failed.push(check.name));
+  }
+  return failed;
+}
+
+describe('broken stores fail the kit', () => {
+  it('a store that ignores expectedRefreshToken fails the compare-and-set checks, and only those', async () => {
+    class Overwriting extends MemoryTokenStore {
+      override set(tokens: TokenSet, _options?: TokenStoreSetOptions): Promise<boolean> {
+        return super.set(tokens); // a blind write
+      }
+    }
+    const failed = await failing({ makeStore: perKey(() => new Overwriting()) });
+    expect(failed.sort()).toEqual([
+      'compare-and-set: of 8 writers racing from the same tokens, exactly one wins, 5 rounds in a row',
+      'compare-and-set: refuses (returns false, keeps what is stored) when the store holds other tokens',
+    ]);
+    expect(await failing({ makeStore: perKey(() => new MemoryTokenStore()) })).toEqual([]);
+  });
+
+  it('a store whose lock does not exclude fails the lock check, and only that', async () => {
+    class NotExcluding extends MemoryTokenStore {
+      lock<T>(fn: () => Promise<T>): Promise<T> {
+        return fn();
+      }
+    }
+    const failed = await failing({ makeStore: perKey(() => new NotExcluding()) });
+    expect(failed).toEqual(['the lock excludes: 8 handles × 3 concurrent holders never overlap']);
+  });
+
+  it('a store whose get() turns a corrupt value into "no tokens" fails the corrupt-value check', async () => {
+    const values = new Map<string, string>();
+    const makeStore = (key: string): TokenStore => ({
+      get: async () => {
+        try {
+          return JSON.parse(values.get(key) ?? 'null') ?? undefined;
+        } catch {
+          return undefined; // swallowed: the user would be asked to sign in again
+        }
+      },
+      set: async (tokens, options) => {
+        const stored = values.has(key) ? (JSON.parse(values.get(key)!) as TokenSet) : undefined;
+        const expected = options?.expectedRefreshToken;
+        if (expected !== undefined && stored !== undefined && stored.refreshToken !== expected && stored.accessToken !== tokens.accessToken) return false;
+        values.set(key, JSON.stringify(tokens));
+        return true;
+      },
+    });
+    const failed = await failing({ makeStore, corrupt: (key) => void values.set(key, '{not json') });
+    expect(failed).toEqual(['a corrupt stored value fails to read: get() rejects, and a TokenManager gets a TokenStoreError']);
+  });
+
+  it('a lock that never expires fails the expiry check when lockTtlMs is given', async () => {
+    class Queue extends MemoryTokenStore {
+      #tail: Promise<unknown> = Promise.resolve();
+      lock<T>(fn: () => Promise<T>): Promise<T> {
+        const run = this.#tail.then(fn);
+        this.#tail = run.catch(() => {});
+        return run;
+      }
+    }
+    const failed = await failing({ makeStore: perKey(() => new Queue()), lockTtlMs: 200 });
+    expect(failed).toEqual(['the lock expires: a holder that stalls past lockTtlMs (200 ms) loses it to the next']);
+  }, 30_000);
+});
