@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RedisServer, startRedisServer } from './redis-server.js';
-import { type Fleet, type RoundTotals, startFleet, total } from './fleet/fleet-rig.js';
+import { type Fleet, type RoundTotals, refreshesReach, startFleet, total } from './fleet/fleet-rig.js';
 
 let server: RedisServer | undefined;
 let fleet: Fleet | undefined;
@@ -29,11 +29,6 @@ async function fleetOf(users: number, options: { commandTimeoutMs?: number } = {
   server = await startRedisServer();
   fleet = await startFleet({ redis: { kind: 'ioredis', url: server.url }, users, ...options });
   return fleet;
-}
-
-/** Resolves once the fake has answered `count` refreshes (polled: the fleet runs in other processes). */
-async function refreshesReach(f: Fleet, count: number): Promise<void> {
-  while (f.fake.stats.tokenRequests.refresh_token < count) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 /**

@@ -110,6 +110,11 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   };
 }
 
+/** Resolves once the fake has answered `count` refreshes (polled: the fleet runs in other processes). */
+export async function refreshesReach(f: Fleet, count: number): Promise<void> {
+  while (f.fake.stats.tokenRequests.refresh_token < count) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
 /** Commands Redis ran since `CONFIG RESETSTAT`, from `INFO commandstats` (commands inside a script count). */
 export async function commandsRun(redis: Redis | Cluster): Promise<number> {
   const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
