@@ -9,27 +9,20 @@
  *   fleet-faults.test.ts). It must log users out, or the first scenario proves nothing.
  * Counted, never timed: users logged out, rotated-out refresh tokens sent.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { type RedisServer, startRedisServer } from './redis-server.js';
-import { type Fleet, refreshesReach, startFleet, total } from './fleet/fleet-rig.js';
-
-let server: RedisServer | undefined;
-let fleet: Fleet | undefined;
-afterEach(async () => {
-  await fleet?.stop();
-  await server?.stop();
-  fleet = undefined;
-  server = undefined;
-});
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { startRedisServer } from './redis-server.js';
+import { refreshesReach, startFleet, total } from './fleet/fleet-rig.js';
 
 const DURABLE = ['--appendonly', 'yes', '--appendfsync', 'always'];
 const REDIS_DEFAULT = ['--save', '3600 1 300 100 60 10000', '--appendonly', 'no'];
 
 /** The storm, the crash, a healing round; returns what it counted. */
 async function crashMidStorm(redisArgs: string[]) {
-  server = await startRedisServer(redisArgs);
+  const server = await startRedisServer(redisArgs);
+  onTestFinished(() => server.stop());
   // The command time bound of fleet-faults' restart scenarios: a command to a Redis that is gone fails soon.
-  fleet = await startFleet({ redis: { kind: 'ioredis', url: server.url }, users: 50, commandTimeoutMs: 2_000 });
+  const fleet = await startFleet({ redis: { kind: 'ioredis', url: server.url }, users: 50, commandTimeoutMs: 2_000 });
+  onTestFinished(() => fleet.stop());
   const first = await fleet.round();
   expect(first).toMatchObject({ succeeded: 200, failures: {}, refreshesSent: 50 });
 
