@@ -7,6 +7,7 @@
  */
 import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
+import { createClient } from 'redis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OAuthClient, ReauthorizationRequiredError, type TokenSet, UserClients, ValidationError } from '@postsched/sdk';
 import { type EncryptionKey, RedisTokenStore, rotateTokenEncryption, StoredTokensUnreadableError } from '@postsched/sdk/redis';
@@ -129,6 +130,18 @@ describe('rotateTokenEncryption (Redis)', () => {
     expect(await redis.get('t:a:lock')).toBe('f'.repeat(32));
     expect(await redis.get('t:clear')).toBe(JSON.stringify(tokens('e')));
     expect(await redis.get('other:x')).toMatch(/^enc:v1:/); // outside the pattern
+  });
+
+  it('works the same through a node-redis client', async () => {
+    await store('t:a', K1).set(tokens('a'));
+    await store('t:b', keyring).set(tokens('b'));
+    const nodeRedis = await createClient({ url: server.url }).on('error', () => {}).connect();
+    try {
+      expect(await rotateTokenEncryption({ redis: nodeRedis, match: 't:*', encryptionKey: keyring })).toEqual({ scanned: 2, rewritten: 1, underOldKeys: 0, unreadable: 0 });
+    } finally {
+      nodeRedis.destroy();
+    }
+    expect(await store('t:a', { current: 'k2', keys: { k2: K2 } }).get()).toEqual(tokens('a'));
   });
 
   it('never overwrites a value a refresh wrote between its read and its write (compare-and-set)', async () => {
