@@ -96,7 +96,8 @@ export class TokenCipher {
         // Web Crypto reports a failed tag check as a bare OperationError: try the next key, or fail below.
       }
     }
-    throw new StoredTokensUnreadableError(storeKey, 'wrong_key_or_tampered', keyId === undefined || named !== undefined ? undefined : `written with key id "${keyId}", which \`encryptionKey\` does not list`);
+    const unlisted = keyId !== undefined && named === undefined;
+    throw new StoredTokensUnreadableError(storeKey, 'wrong_key_or_tampered', unlisted ? `written with key id "${keyId}", which \`encryptionKey\` does not list` : undefined);
   }
 
   /** Whether an envelope was written with the key values are written with now (no need to re-encrypt it). */

@@ -190,26 +190,44 @@ describe('a rotation k1 → k2 under traffic: three app instances, deployed one 
     const userIds = Array.from({ length: USERS }, (_, i) => `user_${i}`);
     for (const id of userIds) await store(keyOf(id), K1).set(fake.issueTokenSet({ clientId: APP.clientId })); // stored by today's code
 
+    /** An app instance: a process of its own (its own OAuthClient, so its own memory of rotations, and connection). */
+    interface Instance {
+      readonly users: UserClients;
+      readonly redis: Redis;
+      inFlight: number;
+    }
     const connections: Redis[] = [];
-    const deploy = (encryptionKey: EncryptionKey) => {
+    const deploy = (encryptionKey: EncryptionKey): Instance => {
       const own = new Redis(server.url);
       connections.push(own);
-      return new UserClients({ oauth, baseUrl, store: (id) => new RedisTokenStore({ redis: own, key: keyOf(id), encryptionKey }) });
+      const ownOauth = new OAuthClient({ baseUrl, clientId: APP.clientId, clientSecret: APP.clientSecret, redirectUri: APP.redirectUris[0]! });
+      const store = (id: string) => new RedisTokenStore({ redis: own, key: keyOf(id), encryptionKey });
+      return { users: new UserClients({ oauth: ownOauth, baseUrl, store }), redis: own, inFlight: 0 };
+    };
+    /** Stops an instance as a deploy does: it finishes its requests, then exits (nothing of it writes any more). */
+    const retire = async (instance: Instance) => {
+      while (instance.inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      instance.redis.disconnect();
     };
     const instances = [deploy(K1), deploy(K1), deploy(K1)];
     const failures: Record<string, number> = {};
     let calls = 0;
     let stopped = false;
-    // Each lane: a user's token, then a refresh of it as after a 401 (one instance refreshes, the others read its result).
-    const lane = async (instance: number) => {
+    // Each lane: a request for a user, getting their token and refreshing it as after a 401 (one instance refreshes, the
+    // others read its result).
+    const lane = async (i: number) => {
       while (!stopped) {
-        const manager = instances[instance]!.manager(userIds[Math.floor(Math.random() * ACTIVE)]!);
+        const instance = instances[i]!;
+        instance.inFlight++;
+        const manager = instance.users.manager(userIds[Math.floor(Math.random() * ACTIVE)]!);
         try {
           await manager.forceRefresh(await manager.getAccessToken());
           calls++;
         } catch (error) {
           const name = error instanceof ReauthorizationRequiredError ? `${error.name}:${error.reason}` : (error as Error).name;
           failures[name] = (failures[name] ?? 0) + 1;
+        } finally {
+          instance.inFlight--;
         }
       }
     };
@@ -220,8 +238,9 @@ describe('a rotation k1 → k2 under traffic: three app instances, deployed one 
     };
     /** A rolling deploy: one instance after the other gets `encryptionKey`, traffic going on. */
     const rollOut = async (encryptionKey: EncryptionKey) => {
-      for (const i of instances.keys()) {
+      for (const [i, old] of instances.entries()) {
         instances[i] = deploy(encryptionKey);
+        await retire(old);
         await moreRefreshes(10);
       }
     };
