@@ -3,7 +3,7 @@
  * re-encrypts every token value still under an older key of the keyring (token-rotation.ts), each by the store's own
  * compare-and-set script.
  */
-import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS } from '../invalid-option.js';
+import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionNames } from '../invalid-option.js';
 import { SET_IF_UNCHANGED } from './lock-scripts.js';
 import { RedisConnection, type RedisClientLike } from './redis-connection.js';
 import { type EncryptionKey, TokenCipher } from './token-cipher.js';
@@ -26,6 +26,8 @@ export interface RotateTokenEncryptionOptions {
   commandTimeoutMs?: number;
 }
 
+const OPTIONS = optionNames<RotateTokenEncryptionOptions>({ redis: 0, match: 0, encryptionKey: 0, dryRun: 0, commandTimeoutMs: 0 });
+
 /**
  * Re-encrypts every stored token value still under an older key of the keyring under its `current` key, so that the
  * older keys can be removed; with `dryRun`, counts them. Safe while the app runs: each value is written back by a
@@ -38,11 +40,11 @@ export interface RotateTokenEncryptionOptions {
  * // underOldKeys === 0: deploy { current: 'k2', keys: { k2 } }
  */
 export async function rotateTokenEncryption(options: RotateTokenEncryptionOptions): Promise<TokenRotationResult> {
-  const { redis, match, encryptionKey, dryRun = false } = checkOptions(options, ['redis', 'match', 'encryptionKey', 'dryRun', 'commandTimeoutMs']);
+  const { redis, match, encryptionKey, dryRun = false, commandTimeoutMs } = checkOptions(options, OPTIONS, 'rotateTokenEncryption()');
   if (typeof match !== 'string' || match.length === 0) invalidOption('match', "must be the SCAN pattern of the stores' keys, e.g. 'postsched:tokens:*'.");
   if (encryptionKey === undefined) invalidOption('encryptionKey', "must be the stores' keyring: { current: 'k2', keys: { k1, k2 } }.");
   if (typeof dryRun !== 'boolean') invalidOption('dryRun', 'must be true or false.');
-  const timeoutMs = integerOption(options.commandTimeoutMs, 'commandTimeoutMs', 3_000, 1, MAX_TIMEOUT_MS);
+  const timeoutMs = integerOption(commandTimeoutMs, 'commandTimeoutMs', 3_000, 1, MAX_TIMEOUT_MS);
   const cipher = new TokenCipher(encryptionKey);
   const connection = new RedisConnection(redis, match, timeoutMs);
   if (connection.isCluster) invalidOption('redis', "must be one Redis server: on a cluster, call once per master (ioredis: cluster.nodes('master')).");

@@ -13,7 +13,7 @@
  * - AAD: the value's key in the store (the Redis key, the row's key), so a value copied under another user's key
  *   fails to decrypt instead of logging that user in as someone else.
  */
-import { invalidOption } from '../invalid-option.js';
+import { checkOptions, invalidOption, optionNames } from '../invalid-option.js';
 import { StoredTokensUnreadableError } from './errors.js';
 
 const PREFIX = 'enc:';
@@ -35,6 +35,8 @@ export interface EncryptionKeyring {
   /** Every key a stored value may have been written with, by id. */
   keys: Record<string, Uint8Array | string>;
 }
+
+const KEYRING = optionNames<EncryptionKeyring>({ current: 0, keys: 0 });
 
 /** An `encryptionKey` option: one key (32 bytes, or their base64 / base64url text) or a keyring. */
 export type EncryptionKey = Uint8Array | string | EncryptionKeyring;
@@ -124,7 +126,7 @@ export function parseEncryptionKeys(input: unknown): { current: string | undefin
   if (typeof input !== 'object' || input === null || input instanceof Uint8Array) {
     return { current: undefined, keys: new Map([[undefined, parseKey(input, 'encryptionKey')]]) };
   }
-  const { current, keys } = input as Partial<EncryptionKeyring>;
+  const { current, keys } = checkOptions(input as Partial<EncryptionKeyring>, KEYRING, 'a keyring (`encryptionKey`)');
   if (typeof keys !== 'object' || keys === null || Object.keys(keys).length === 0) {
     invalidOption('encryptionKey', "must be one key (32 bytes or their base64 text) or a keyring { current: 'k2', keys: { k1: …, k2: … } }; this object lists no `keys`.", ['encryptionKey', 'keys']);
   }

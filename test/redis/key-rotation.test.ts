@@ -84,6 +84,7 @@ describe('encryptionKey as a keyring', () => {
     ['a key of 31 bytes', { current: 'k1', keys: { k1: Buffer.alloc(31, 1) } }, '`encryptionKey.keys.k1` must be 32 bytes', ['encryptionKey', 'keys', 'k1']],
     ['a key that is not base64', { current: 'k1', keys: { k1: 'not base64 at all!' } }, 'not base64', ['encryptionKey', 'keys', 'k1']],
     ['an empty key id', { current: '', keys: { '': K1 } }, 'key id of 0 characters', ['encryptionKey', 'keys']],
+    ['a misspelt field', { current: 'k1', keys: { k1: K1 }, curent: 'k2' }, '`curent` is not an option of a keyring (`encryptionKey`) (it takes current, keys). Did you mean `current`?', ['curent']],
     // A key pasted where its id goes: refused without echoing it.
     ['a key as its own id', { current: K3, keys: { [K3]: K3 } }, 'key id of 43 characters', ['encryptionKey', 'keys']],
   ];
