@@ -9,12 +9,13 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loginCommand } from '../src/cli/login.js';
 import { mockCommand } from '../src/cli/mock.js';
+import { rekeyCommand } from '../src/cli/rekey.js';
 import { triggerCommand } from '../src/cli/trigger.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string>; bin: Record<string, string> };
-const COMMANDS = new Map([mockCommand, triggerCommand, loginCommand].map((c) => [c.name, c]));
+const COMMANDS = new Map([mockCommand, triggerCommand, loginCommand, rekeyCommand].map((c) => [c.name, c]));
 
 /** The shell lines of the README: its sh code blocks, and the inline `npm …` / `npx …` code spans. */
 const shellLines = [
@@ -39,7 +40,7 @@ describe('the commands in README.md', () => {
 
   it('name postsched commands and options that exist, and postsched is the package bin', () => {
     expect(PACKAGE.bin).toEqual({ postsched: './dist/cli/index.js' });
-    const uses = shellLines.filter((line) => /\bpostsched (mock|login|trigger)\b/.test(line));
+    const uses = shellLines.filter((line) => /\bpostsched (mock|login|trigger|rekey)\b/.test(line));
     expect(uses.length).toBeGreaterThanOrEqual(3);
     for (const line of uses) {
       const [, name, rest] = /\bpostsched (\w+)(.*)$/.exec(line) as RegExpExecArray;

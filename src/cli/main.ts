@@ -7,9 +7,10 @@ import { PostSchedError } from '../base-error.js';
 import { CliError, type Command, type CommandContext, EXIT, UsageError } from './command.js';
 import { loginCommand } from './login.js';
 import { mockCommand } from './mock.js';
+import { rekeyCommand } from './rekey.js';
 import { triggerCommand } from './trigger.js';
 
-const COMMANDS: readonly Command[] = [mockCommand, triggerCommand, loginCommand];
+const COMMANDS: readonly Command[] = [mockCommand, triggerCommand, loginCommand, rekeyCommand];
 
 const HELP = `Usage: postsched <command> [options]
 

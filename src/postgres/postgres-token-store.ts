@@ -8,7 +8,7 @@ import { checkOptions, integerOption, MAX_TIMEOUT_MS, optionNames } from '../inv
 import type { ReauthorizationReason } from '../oauth/errors.js';
 import { copy } from '../oauth/memory-token-store.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
-import { TokenCipher } from '../redis/token-cipher.js';
+import { type EncryptionKey, TokenCipher } from '../redis/token-cipher.js';
 import { LeaseLock, lockTimes } from '../store/lease-lock.js';
 import { StoredTokens } from '../store/stored-tokens.js';
 import { PostgresTokenStoreError } from './errors.js';
@@ -32,7 +32,7 @@ export interface PostgresTokenStoreOptions {
    * read): 32 raw bytes (`Uint8Array`/`Buffer`) or their base64 text (`openssl rand -base64 32`). Recommended: a
    * refresh token is a password, and database contents end up in backups and replicas.
    */
-  encryptionKey?: Uint8Array | string;
+  encryptionKey?: EncryptionKey;
   /**
    * Expiry of the row's lock, in ms: how long a holder that died blocks the others. A live holder extends it every
    * `lockTtlMs / 3`. Default 10 000.

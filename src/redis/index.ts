@@ -4,6 +4,9 @@
  * imported, so neither lands in any bundle.
  */
 export { RedisTokenStore, type RedisTokenStoreOptions } from './redis-token-store.js';
+export { rotateTokenEncryption, type RotateTokenEncryptionOptions } from './rotate-token-encryption.js';
+export type { TokenRotationResult } from './token-rotation.js';
+export type { EncryptionKey, EncryptionKeyring } from './token-cipher.js';
 export { RedisWebhookDedupe, type RedisWebhookDedupeOptions } from './redis-webhook-dedupe.js';
 export { WebhookDedupeUnavailableError, type RedisWebhookDedupeOperation } from './webhook-dedupe-error.js';
 export type { IORedisClientLike, NodeRedisClientLike, NodeRedisClusterLike, RedisClientLike } from './redis-connection.js';

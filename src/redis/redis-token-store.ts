@@ -12,7 +12,7 @@ import { StoredTokens } from '../store/stored-tokens.js';
 import { LockLostError, LockTimeoutError, withHashTag } from './errors.js';
 import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED } from './lock-scripts.js';
 import { RedisConnection, type RedisClientLike } from './redis-connection.js';
-import { TokenCipher } from './token-cipher.js';
+import { type EncryptionKey, TokenCipher } from './token-cipher.js';
 
 /** Options of `new RedisTokenStore(...)`. */
 export interface RedisTokenStoreOptions {
@@ -51,8 +51,10 @@ export interface RedisTokenStoreOptions {
    * (`openssl rand -base64 32`). Recommended: a refresh token is a password, and Redis contents end up in
    * backups and replicas. A value stored with another key (or in clear) then fails to read with
    * `StoredTokensUnreadableError`.
+   * To rotate the key, a keyring: `{ current: 'k2', keys: { k1, k2 } }` reads values written with any listed key
+   * (and those written with one key, before) and writes with `current`; `rotateTokenEncryption` rewrites the rest.
    */
-  encryptionKey?: Uint8Array | string;
+  encryptionKey?: EncryptionKey;
 }
 
 const OPTIONS = /* @__PURE__ */ optionNames<RedisTokenStoreOptions>({ redis: 0, key: 0, lockTtlMs: 0, lockWaitMs: 0, commandTimeoutMs: 0, encryptionKey: 0 });

@@ -1,72 +1,115 @@
 /**
  * Encryption at rest for stored tokens: AES-256-GCM through Web Crypto (`crypto.subtle`), so this file runs
- * on any runtime. A refresh token is a password; whoever can read Redis (a backup, a replica, a shared
- * instance) should not be able to use it.
+ * on any runtime. A refresh token is a password; whoever can read the store (a backup, a replica, a shared
+ * instance) should not be able to use it. Every encrypting store (Redis, Postgres) seals through this one class.
  *
- * Envelope (a string, so it never parses as a token set): `enc:v1:<base64url IV>:<base64url ciphertext+tag>`.
+ * Envelopes (strings, so they never parse as a token set):
+ * - `enc:v1:<base64url IV>:<base64url ciphertext+tag>`: written with one key (`encryptionKey` a key), as every
+ *   version before keyrings wrote it, so processes of an older version sharing the store still read it.
+ * - `enc:v2:<key id>:<base64url IV>:<base64url ciphertext+tag>`: written with a keyring's `current` key. The id
+ *   picks the key that opens it; a v1 value, or a v2 one naming a key the keyring does not list, is tried with
+ *   every listed key (the GCM tag tells the right one), so a keyring listing today's key reads today's values.
  * - IV: 96 random bits per write (NIST SP 800-38D §8.2.2 random construction; the recommended GCM IV length).
- * - AAD: the Redis key, so a value copied under another user's key fails to decrypt instead of logging that
- *   user in as someone else.
+ * - AAD: the value's key in the store (the Redis key, the row's key), so a value copied under another user's key
+ *   fails to decrypt instead of logging that user in as someone else.
  */
-import { ValidationError } from '../errors.js';
+import { checkOptions, invalidOption, optionNames } from '../invalid-option.js';
 import { StoredTokensUnreadableError } from './errors.js';
 
 const PREFIX = 'enc:';
-const VERSION = 'v1';
 const KEY_BYTES = 32;
 const IV_BYTES = 12;
+const KEY_ID = /^[A-Za-z0-9._-]{1,32}$/;
+
+/**
+ * Several keys, for rotating the one that encrypts stored tokens: values are written with `current`, and read
+ * with whichever listed key they were written with. Ids are short names (1–32 characters: letters, digits, `.`,
+ * `_`, `-`), written beside each value; keys are 32 bytes or their base64 text, as a single `encryptionKey`.
+ *
+ * @example
+ * encryptionKey: { current: 'k2', keys: { k1: process.env.TOKEN_KEY_1!, k2: process.env.TOKEN_KEY_2! } }
+ */
+export interface EncryptionKeyring {
+  /** The id of the key new values are written with; one of `keys`. */
+  current: string;
+  /** Every key a stored value may have been written with, by id. */
+  keys: Record<string, Uint8Array | string>;
+}
+
+const KEYRING = optionNames<EncryptionKeyring>({ current: 0, keys: 0 });
+
+/** An `encryptionKey` option: one key (32 bytes, or their base64 / base64url text) or a keyring. */
+export type EncryptionKey = Uint8Array | string | EncryptionKeyring;
 
 /** Whether a stored value is an encrypted envelope (of any version). */
 export function isEnvelope(value: string): boolean {
   return value.startsWith(PREFIX);
 }
 
-/** Seals and opens token JSON with one AES-256-GCM key. The key stays inside a non-extractable CryptoKey. */
+/** Seals and opens token JSON with AES-256-GCM keys. The keys stay inside non-extractable CryptoKeys. */
 export class TokenCipher {
-  readonly #key: Promise<CryptoKey>;
+  /** Keys by id; a single key (not a keyring) has the id `undefined`. */
+  readonly #keys: Map<string | undefined, Promise<CryptoKey>>;
+  /** The id of the key values are written with (`undefined`: one key, v1 envelopes). */
+  readonly #current: string | undefined;
 
-  /** @param encryptionKey 32 raw bytes, or their base64 / base64url text. Checked here, synchronously. */
+  /** @param encryptionKey One key (32 raw bytes, or their base64 / base64url text) or a keyring. Checked here, synchronously. */
   constructor(encryptionKey: unknown) {
-    const raw = parseEncryptionKey(encryptionKey);
-    this.#key = crypto.subtle.importKey('raw', raw, { name: 'AES-GCM' }, false, ['encrypt', 'decrypt']);
-    this.#key.catch(() => {}); // surfaced by seal/open; never an unhandled rejection
+    const { current, keys } = parseEncryptionKeys(encryptionKey);
+    this.#current = current;
+    this.#keys = new Map(
+      [...keys].map(([id, raw]) => {
+        const key = crypto.subtle.importKey('raw', raw, { name: 'AES-GCM' }, false, ['encrypt', 'decrypt']);
+        key.catch(() => {}); // surfaced by seal/open; never an unhandled rejection
+        return [id, key];
+      }),
+    );
   }
 
-  async seal(plaintext: string, redisKey: string): Promise<string> {
+  async seal(plaintext: string, storeKey: string): Promise<string> {
     const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
     const sealed = await crypto.subtle.encrypt(
-      { name: 'AES-GCM', iv, additionalData: utf8(redisKey) },
-      await this.#key,
+      { name: 'AES-GCM', iv, additionalData: utf8(storeKey) },
+      await this.#keys.get(this.#current)!,
       utf8(plaintext),
     );
-    return `${PREFIX}${VERSION}:${toBase64Url(iv)}:${toBase64Url(new Uint8Array(sealed))}`;
+    const head = this.#current === undefined ? 'v1' : `v2:${this.#current}`;
+    return `${PREFIX}${head}:${toBase64Url(iv)}:${toBase64Url(new Uint8Array(sealed))}`;
   }
 
   /** Opens an envelope; anything wrong (version, shape, key, tag) is a `StoredTokensUnreadableError`. */
-  async open(envelope: string, redisKey: string): Promise<string> {
-    const [version, ivText, sealedText, ...rest] = envelope.slice(PREFIX.length).split(':');
-    if (version !== VERSION) throw new StoredTokensUnreadableError(redisKey, 'unsupported_version');
+  async open(envelope: string, storeKey: string): Promise<string> {
+    const parts = envelope.slice(PREFIX.length).split(':');
+    const version = parts[0];
+    if (version !== 'v1' && version !== 'v2') throw new StoredTokensUnreadableError(storeKey, 'unsupported_version');
+    const keyId = version === 'v2' ? parts[1] : undefined;
+    const [ivText, sealedText, ...rest] = parts.slice(version === 'v2' ? 2 : 1);
     const iv = ivText === undefined ? undefined : fromBase64(ivText);
     const sealed = sealedText === undefined ? undefined : fromBase64(sealedText);
-    if (iv?.length !== IV_BYTES || sealed === undefined || rest.length > 0) {
-      throw new StoredTokensUnreadableError(redisKey, 'malformed', 'bad encrypted envelope');
+    if (iv?.length !== IV_BYTES || sealed === undefined || rest.length > 0 || (version === 'v2' && !KEY_ID.test(keyId ?? ''))) {
+      throw new StoredTokensUnreadableError(storeKey, 'malformed', 'bad encrypted envelope');
     }
-    let plaintext: ArrayBuffer;
-    try {
-      plaintext = await crypto.subtle.decrypt(
-        { name: 'AES-GCM', iv, additionalData: utf8(redisKey) },
-        await this.#key,
-        sealed,
-      );
-    } catch {
-      // Web Crypto reports a failed tag check as a bare OperationError: nothing to keep as `cause`.
-      throw new StoredTokensUnreadableError(redisKey, 'wrong_key_or_tampered');
+    const named = this.#keys.get(keyId);
+    for (const key of named === undefined ? this.#keys.values() : [named]) {
+      try {
+        const plaintext = await crypto.subtle.decrypt({ name: 'AES-GCM', iv, additionalData: utf8(storeKey) }, await key, sealed);
+        return new TextDecoder().decode(plaintext);
+      } catch {
+        // Web Crypto reports a failed tag check as a bare OperationError: try the next key, or fail below.
+      }
     }
-    return new TextDecoder().decode(plaintext);
+    const unlisted = keyId !== undefined && named === undefined;
+    throw new StoredTokensUnreadableError(storeKey, 'wrong_key_or_tampered', unlisted ? `written with key id "${keyId}", which \`encryptionKey\` does not list` : undefined);
+  }
+
+  /** Whether an envelope was written with the key values are written with now (no need to re-encrypt it). */
+  isCurrent(envelope: string): boolean {
+    const current = this.#current === undefined ? 'v1:' : `v2:${this.#current}:`;
+    return envelope.startsWith(`${PREFIX}${current}`);
   }
 
   [Symbol.for('nodejs.util.inspect.custom')](): string {
-    return 'TokenCipher { AES-256-GCM, key: [redacted] }';
+    return `TokenCipher { AES-256-GCM, ${this.#current === undefined ? 'key' : `current: ${this.#current}, keys`}: [redacted] }`;
   }
 
   toJSON(): string {
@@ -75,33 +118,53 @@ export class TokenCipher {
 }
 
 /**
- * Checks and decodes `encryptionKey`: a `Uint8Array` (a Node `Buffer` is one) of 32 bytes, or the base64 /
- * base64url text of 32 bytes (`openssl rand -base64 32`). Errors say what was wrong, never the key.
+ * Checks and decodes `encryptionKey`: one key, or a keyring `{ current, keys }` whose `current` it lists. A key is a
+ * `Uint8Array` (a Node `Buffer` is one) of 32 bytes, or the base64 / base64url text of 32 bytes (`openssl rand
+ * -base64 32`). Errors say what was wrong, never a key (nor an id that is not one, which may be a key pasted there).
  */
-export function parseEncryptionKey(input: unknown): Uint8Array<ArrayBuffer> {
+export function parseEncryptionKeys(input: unknown): { current: string | undefined; keys: Map<string | undefined, Uint8Array<ArrayBuffer>> } {
+  if (typeof input !== 'object' || input === null || input instanceof Uint8Array) {
+    return { current: undefined, keys: new Map([[undefined, parseKey(input, 'encryptionKey')]]) };
+  }
+  const { current, keys } = checkOptions(input as Partial<EncryptionKeyring>, KEYRING, 'a keyring (`encryptionKey`)');
+  if (typeof keys !== 'object' || keys === null || Object.keys(keys).length === 0) {
+    invalidOption('encryptionKey', "must be one key (32 bytes or their base64 text) or a keyring { current: 'k2', keys: { k1: …, k2: … } }; this object lists no `keys`.", ['encryptionKey', 'keys']);
+  }
+  const parsed = new Map<string | undefined, Uint8Array<ArrayBuffer>>();
+  for (const [id, key] of Object.entries(keys)) {
+    if (!KEY_ID.test(id)) {
+      invalidOption('encryptionKey.keys', `holds a key id of ${id.length} characters: ids are 1–32 letters, digits, ".", "_" or "-".`, ['encryptionKey', 'keys']);
+    }
+    parsed.set(id, parseKey(key, `encryptionKey.keys.${id}`, ['encryptionKey', 'keys', id]));
+  }
+  if (typeof current !== 'string' || !parsed.has(current)) {
+    invalidOption(
+      'encryptionKey.current',
+      `must be the id of one of \`encryptionKey.keys\` (${[...parsed.keys()].join(', ')}): the key new values are written with.`,
+      ['encryptionKey', 'current'],
+    );
+  }
+  return { current, keys: parsed };
+}
+
+function parseKey(input: unknown, name: string, path: string[] = [name]): Uint8Array<ArrayBuffer> {
   const fix = 'Generate one with `openssl rand -base64 32` and keep it in your secret store.';
   if (input instanceof Uint8Array) {
-    if (input.length !== KEY_BYTES) {
-      throw new ValidationError(`\`encryptionKey\` must be ${KEY_BYTES} bytes (AES-256); got ${input.length} bytes. ${fix}`, ['encryptionKey']);
-    }
+    if (input.length !== KEY_BYTES) invalidOption(name, `must be ${KEY_BYTES} bytes (AES-256); got ${input.length} bytes. ${fix}`, path);
     return new Uint8Array(input); // a copy: the caller may reuse or zero their buffer
   }
   if (typeof input === 'string') {
     const bytes = fromBase64(input.trim());
-    if (bytes === undefined) {
-      throw new ValidationError(`\`encryptionKey\` is a string but not base64 or base64url. ${fix}`, ['encryptionKey']);
-    }
+    if (bytes === undefined) invalidOption(name, `is a string but not base64 or base64url. ${fix}`, path);
     if (bytes.length !== KEY_BYTES) {
-      throw new ValidationError(
-        `\`encryptionKey\` must decode to ${KEY_BYTES} bytes (AES-256); this base64 text decodes to ${bytes.length} bytes. ${fix}`,
-        ['encryptionKey'],
-      );
+      invalidOption(name, `must decode to ${KEY_BYTES} bytes (AES-256); this base64 text decodes to ${bytes.length} bytes. ${fix}`, path);
     }
     return bytes;
   }
-  throw new ValidationError(
-    `\`encryptionKey\` must be a Uint8Array of ${KEY_BYTES} bytes or its base64 text; got ${input === null ? 'null' : typeof input}. ${fix}`,
-    ['encryptionKey'],
+  return invalidOption(
+    name,
+    `must be a Uint8Array of ${KEY_BYTES} bytes or its base64 text${name === 'encryptionKey' ? ', or a keyring { current, keys }' : ''}; got ${input === null ? 'null' : typeof input}. ${fix}`,
+    path,
   );
 }
 

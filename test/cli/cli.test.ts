@@ -10,14 +10,14 @@ describe('postsched', () => {
     const help = await runCli(['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: postsched <command> \[options\]/);
-    for (const name of ['mock', 'trigger', 'login']) expect(help.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
+    for (const name of ['mock', 'trigger', 'login', 'rekey']) expect(help.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
     expect(help.stdout).toContain('Exit codes: 0 done, 1 failed, 2 wrong command line, 130 stopped with Ctrl-C.');
     const bare = await runCli([]);
     expect(bare.code).toBe(2);
     expect(bare.stdout).toBe(help.stdout);
   });
 
-  it.each(['mock', 'trigger', 'login'])('postsched %s --help prints its usage and options, exit 0', async (name) => {
+  it.each(['mock', 'trigger', 'login', 'rekey'])('postsched %s --help prints its usage and options, exit 0', async (name) => {
     const { code, stdout, stderr } = await runCli([name, '--help']);
     expect(code).toBe(0);
     expect(stdout).toMatch(new RegExp(`^Usage: postsched ${name}`));
@@ -32,7 +32,7 @@ describe('postsched', () => {
   });
 
   it.each([
-    [['deploy'], /^postsched: unknown command "deploy"\. Commands: mock, trigger, login\./],
+    [['deploy'], /^postsched: unknown command "deploy"\. Commands: mock, trigger, login, rekey\./],
     [['mock', '--prot', '1'], /^postsched mock: Unknown option '--prot'\nRun "postsched mock --help" for its options\.\n$/],
     [['mock', '--port', 'eighty'], /^postsched mock: --port must be a port number from 0 to 65535; got "eighty"/],
     [['mock', '--profile', 'everything'], /^postsched mock: --profile must be one of full, minimal, noisy; got "everything"/],

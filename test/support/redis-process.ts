@@ -22,9 +22,10 @@ export interface RedisServer {
   resume(): void;
   /**
    * Stops the server and starts it again on the same port and directory: empty (no persistence), or holding the
-   * snapshot a `SAVE` wrote earlier (what a restore from an older backup looks like).
+   * snapshot a `SAVE` wrote earlier (what a restore from an older backup looks like), or what its append-only file
+   * holds when started with `--appendonly yes`. `signal` SIGKILL: a crash (no shutdown save, no AOF flush).
    */
-  restart(): Promise<void>;
+  restart(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
 }
 
 /** `binary`: the redis-server to run; `extraArgs`: more command-line options, e.g. `['--cluster-enabled', 'yes', …]`. */
@@ -59,8 +60,8 @@ async function startOn(binary: string, port: number, extraArgs: string[]): Promi
     },
     pause: () => void child.kill('SIGSTOP'),
     resume: () => void child.kill('SIGCONT'),
-    async restart() {
-      await stop(child);
+    async restart(signal) {
+      await stop(child, signal);
       child = await spawnReady(binary, args);
     },
   };
@@ -91,12 +92,12 @@ function spawnReady(binary: string, args: string[]): Promise<ChildProcess> {
   });
 }
 
-function stop(child: ChildProcess): Promise<void> {
+function stop(child: ChildProcess, signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     child.once('exit', () => resolve());
     child.kill('SIGCONT'); // a paused server would never act on SIGTERM
-    child.kill('SIGTERM');
+    child.kill(signal);
   });
 }
 

@@ -140,6 +140,11 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   };
 }
 
+/** Resolves once the fake has answered `count` refreshes (polled: the fleet runs in other processes). */
+export async function refreshesReach(f: Fleet, count: number): Promise<void> {
+  while (f.fake.stats.tokenRequests.refresh_token < count) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
 /** Commands Redis ran since `CONFIG RESETSTAT`, from `INFO commandstats` (commands inside a script count). */
 export async function commandsRun(redis: Redis | Cluster): Promise<number> {
   const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
@@ -157,11 +162,6 @@ export async function commandsRun(redis: Redis | Cluster): Promise<number> {
 export async function resetCommandStats(redis: Redis | Cluster): Promise<void> {
   const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
   await Promise.all(nodes.map((node) => node.call('CONFIG', 'RESETSTAT')));
-}
-
-/** Resolves once the fake has answered `count` refreshes (polled: the fleet runs in other processes). */
-export async function refreshesReach(f: Fleet, count: number): Promise<void> {
-  while (f.fake.stats.tokenRequests.refresh_token < count) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 /** Adds up rounds (of one process each, or already summed). */

@@ -1,0 +1,96 @@
+/**
+ * `postsched rekey`: the last step of an encryption key rotation, for tokens kept in Redis by RedisTokenStore.
+ * Re-encrypts every value under an older key of the keyring with its `current` key (`rotateTokenEncryption`), or
+ * counts them (`--dry-run`). The keyring comes from the environment only: a command line is visible to every user of
+ * the machine (`ps`). Prints counts, never a token, a key or the Redis URL (it may hold a password).
+ */
+import type { RedisClientLike } from '../redis/redis-connection.js';
+import { rotateTokenEncryption } from '../redis/rotate-token-encryption.js';
+import type { EncryptionKey } from '../redis/token-cipher.js';
+import { aborted, CliError, type Command, EXIT, networkError, parse, required, UsageError } from './command.js';
+
+const KEYRING_VAR = 'POSTSCHED_TOKEN_KEYRING';
+
+const HELP = `Usage: postsched rekey --match <pattern> [options]
+
+Re-encrypts the tokens RedisTokenStore keeps under the keys matching <pattern> (SCAN MATCH) with the
+keyring's current key, so that the older keys can be removed. Safe while the app runs: each value is
+written back only if no refresh changed it meanwhile. Values that are not encrypted tokens are skipped.
+
+The keyring comes from $${KEYRING_VAR}, as JSON (never from the command line):
+  {"current":"k2","keys":{"k1":"<base64 of 32 bytes>","k2":"<base64 of 32 bytes>"}}
+
+Options:
+  --match <pattern>    The stores' keys, e.g. 'postsched:tokens:*'
+  --redis-url <url>    One Redis server (default: $REDIS_URL); on a cluster, run once per master
+  --dry-run            Count only: nothing is written
+  -h, --help           This help
+
+Needs ioredis installed beside @postsched/sdk (whichever client the app uses).
+Exit code 0 when no value is left under an older key (after the run, or already with --dry-run), 1 otherwise.
+
+Example:
+  ${KEYRING_VAR}="$(cat keyring.json)" npx postsched rekey --match 'postsched:tokens:*' --dry-run`;
+
+export const rekeyCommand: Command = {
+  name: 'rekey',
+  summary: 're-encrypt stored tokens with the current key of a keyring (key rotation)',
+  help: HELP,
+  async run(args, context) {
+    const { values } = parse(args, { match: { type: 'string' }, 'redis-url': { type: 'string' }, 'dry-run': { type: 'boolean' } });
+    if (values.help === true) {
+      context.out(HELP);
+      return EXIT.ok;
+    }
+    if (values.match === undefined) throw new UsageError("pass --match <pattern>: the stores' keys, e.g. 'postsched:tokens:*'");
+    const url = required('redis-url', values['redis-url'], 'REDIS_URL', context.env);
+    const keyring = parseKeyring(required('keyring', undefined, KEYRING_VAR, context.env));
+    const dryRun = values['dry-run'] === true;
+
+    const redis = await connect(url);
+    try {
+      const rotation = rotateTokenEncryption({ redis: redis.client, match: values.match, encryptionKey: keyring, dryRun });
+      const counts = await Promise.race([rotation, aborted(context.signal).then(() => undefined)]);
+      if (counts === undefined) return EXIT.interrupted; // each value was written whole, or not at all
+      const { scanned, rewritten, underOldKeys, unreadable } = counts;
+      const current = JSON.stringify((keyring as { current: string }).current);
+      context.out(`${scanned} encrypted values matching ${JSON.stringify(values.match)}; ${dryRun ? `would rewrite ${underOldKeys}` : `${rewritten} rewritten`} with key ${current}.`);
+      if (unreadable > 0) context.err(`${unreadable} values open with no key of the keyring (written with a key it does not list, or damaged): left as they are.`);
+      if (underOldKeys === 0) {
+        context.out('No value is under an older key: the older keys can be removed from the keyring.');
+        return EXIT.ok;
+      }
+      context.err(`${underOldKeys} values are still under older keys${dryRun ? '' : ' (changed by writers during the run): run it again'}.`);
+      return EXIT.failed;
+    } finally {
+      redis.close();
+    }
+  },
+};
+
+/** The keyring's JSON; a `UsageError` that never shows the text (it holds keys). The cipher checks the keys. */
+function parseKeyring(text: string): EncryptionKey {
+  try {
+    return JSON.parse(text) as EncryptionKey;
+  } catch {
+    throw new UsageError(`${KEYRING_VAR} is not JSON: set it to {"current":"k2","keys":{"k1":"<base64>","k2":"<base64>"}}`);
+  }
+}
+
+/** An ioredis client, connected (the CLI's client, whichever one the app uses: the stored values are the same). */
+async function connect(url: string): Promise<{ client: RedisClientLike; close(): void }> {
+  let Redis: typeof import('ioredis').Redis;
+  try {
+    ({ Redis } = await import('ioredis'));
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code === 'ERR_MODULE_NOT_FOUND') throw new CliError('needs ioredis to reach Redis: npm install ioredis');
+    throw error;
+  }
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  let first: unknown; // what went wrong: connect() itself rejects with "Connection is closed."
+  client.on('error', (error) => (first ??= error));
+  await client.connect().catch((error: unknown) => {
+    throw new CliError(`could not connect to Redis: ${networkError(first ?? error)}`);
+  });
+  return { client, close: () => client.disconnect() };
+}

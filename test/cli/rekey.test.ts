@@ -1,0 +1,71 @@
+/**
+ * `postsched rekey`: the CLI face of rotateTokenEncryption, run as a child process against a real redis-server.
+ * The keyring comes from the environment; no output holds a key, a token or the Redis URL's password.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TokenSet } from '@postsched/sdk';
+import { RedisTokenStore } from '@postsched/sdk/redis';
+import { runCli } from '../support/processes.js';
+import { type RedisServer, startRedisServer } from '../redis/redis-server.js';
+
+const K1 = Buffer.alloc(32, 1).toString('base64');
+const K2 = Buffer.alloc(32, 2).toString('base64');
+const KEYRING = JSON.stringify({ current: 'k2', keys: { k1: K1, k2: K2 } });
+const TOKENS: TokenSet = { accessToken: 'at-cli-secret', refreshToken: 'rt-cli-secret', expiresAt: 1_900_000_000_000, scopes: [], tokenType: 'bearer' };
+
+let server: RedisServer;
+let redis: Redis;
+beforeAll(async () => {
+  server = await startRedisServer();
+  redis = new Redis(server.url);
+  for (const user of ['a', 'b', 'c']) await new RedisTokenStore({ redis, key: `cli:tokens:${user}`, encryptionKey: K1 }).set(TOKENS);
+});
+afterAll(async () => {
+  redis?.disconnect();
+  await server?.stop();
+});
+
+/** No key, no token, no password in anything the command printed. */
+function expectNoSecrets(output: string): void {
+  for (const secret of [K1, K2, 'cli-secret', 'pa55word']) expect(output).not.toContain(secret);
+}
+
+describe('postsched rekey', () => {
+  it('counts with --dry-run (exit 1: values left under k1), rewrites them (exit 0), then finds none left', async () => {
+    const env = { POSTSCHED_TOKEN_KEYRING: KEYRING, REDIS_URL: server.url };
+    const dry = await runCli(['rekey', '--match', 'cli:tokens:*', '--dry-run'], env);
+    expect(dry).toMatchObject({ code: 1, stdout: '3 encrypted values matching "cli:tokens:*"; would rewrite 3 with key "k2".\n' });
+    expect(dry.stderr).toBe('3 values are still under older keys.\n');
+    expect(await redis.get('cli:tokens:a')).toMatch(/^enc:v1:/);
+
+    const run = await runCli(['rekey', '--match', 'cli:tokens:*'], env);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('3 rewritten with key "k2".');
+    expect(run.stdout).toContain('the older keys can be removed');
+    const k2Only = { current: 'k2', keys: { k2: K2 } };
+    expect(await new RedisTokenStore({ redis, key: 'cli:tokens:a', encryptionKey: k2Only }).get()).toEqual(TOKENS);
+
+    const after = await runCli(['rekey', '--match', 'cli:tokens:*', '--dry-run'], { ...env, POSTSCHED_TOKEN_KEYRING: JSON.stringify(k2Only) });
+    expect(after).toMatchObject({ code: 0, stderr: '' });
+    for (const output of [dry.output, run.output, after.output]) expectNoSecrets(output);
+  });
+
+  it.each([
+    ['no keyring', {}, 2, /pass --keyring or set POSTSCHED_TOKEN_KEYRING/],
+    ['a keyring that is not JSON', { POSTSCHED_TOKEN_KEYRING: `k2=${K2}` }, 2, /POSTSCHED_TOKEN_KEYRING is not JSON/],
+    ['a key of 16 bytes', { POSTSCHED_TOKEN_KEYRING: JSON.stringify({ current: 'k1', keys: { k1: Buffer.alloc(16).toString('base64') } }) }, 1, /ValidationError: `encryptionKey.keys.k1` must decode to 32 bytes/],
+  ])('refuses %s, saying what to fix and showing no key', async (_, keyringEnv, code, message) => {
+    const { code: exit, stderr, output } = await runCli(['rekey', '--match', 'cli:tokens:*'], { REDIS_URL: server.url, ...keyringEnv });
+    expect(exit).toBe(code);
+    expect(stderr).toMatch(message);
+    expectNoSecrets(output);
+  });
+
+  it('fails in one line, without the password, when Redis cannot be reached', async () => {
+    const { code, stderr } = await runCli(['rekey', '--match', 'x:*', '--redis-url', 'redis://:pa55word@127.0.0.1:1'], { POSTSCHED_TOKEN_KEYRING: KEYRING });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/^postsched rekey: could not connect to Redis: .*ECONNREFUSED/);
+    expectNoSecrets(stderr);
+  });
+});
