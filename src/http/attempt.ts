@@ -7,7 +7,7 @@
  */
 import { TimeoutError } from '../errors.js';
 import { errorName } from '../scrub.js';
-import { callHook, headersView, requestIdOf, type Hooks } from './hooks.js';
+import { callHook, headersView, requestIdOf, type Hooks, type RetryHookInfo } from './hooks.js';
 import { logAttempt, type Logger } from './logger.js';
 import { isTraced, requestChannel, type RequestTrace } from './tracing.js';
 
@@ -89,13 +89,12 @@ export function observe(
  * one, `failure` (a `TimeoutError`, or a `ConnectionError`).
  */
 export function retrying(hooks: Hooks, call: ObservedCall, attempt: number, delayMs: number, status: number | undefined, failure?: unknown): void {
-  callHook(hooks.onRetry, () => ({
+  callHook(hooks.onRetry, (): RetryHookInfo => ({
     method: call.method,
     route: call.route,
     attempt,
     delayMs,
-    ...(status === undefined
-      ? { reason: failure instanceof TimeoutError ? ('timeout' as const) : ('connection' as const), status }
-      : { reason: 'status' as const, status }),
+    reason: status !== undefined ? 'status' : failure instanceof TimeoutError ? 'timeout' : 'connection',
+    status,
   }));
 }
