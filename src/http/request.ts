@@ -7,8 +7,8 @@
  * ky's `retry` can say none of that, so ky makes one attempt (`retry: 0`, `throwHttpErrors: false`): the request, the
  * time-out and the caller's signal, with fetch and the bounded read of the answer inside them (`#fetch`).
  *
- * A call: `#prepare` checks its options and builds what every attempt sends; then each attempt is
- * token → `#send` → ok? parse : 401 once? `#refresh` and send again : retry? wait : throw.
+ * A call: `#prepare` checks its options and builds what every attempt sends; then `#execute` loops, each attempt:
+ * token → `#send` → ok? parse : 401 once? refresh the token, send again : retry? wait : throw.
  */
 import type { Options as KyOptions } from 'ky';
 import { isTimeoutError, ky, loadKy } from '#ky';
@@ -241,17 +241,15 @@ function jsonText(value: unknown, extraBody: unknown): string {
  * own, `timeoutMs`, so that a slow token request does not eat the attempt's.
  */
 function tokenWait<T>(promise: Promise<T>, { timeoutMs, signal }: Call<unknown>): Promise<T> {
-  return within(promise, timeoutMs, signal, () => {
-    throw new TimeoutError(timeoutMs);
-  });
+  return within(promise, timeoutMs, signal, () => Promise.reject(new TimeoutError(timeoutMs)));
 }
 
 /**
- * `promise` (none: nothing but the wait), or after `ms` what `onTime` gives or throws; the caller's abort ends the
- * wait at once, rejecting with its reason. No timer or listener is left behind; the promise itself runs on. The wait
- * for a token and the wait between attempts.
+ * `promise` (none: nothing but the wait), or after `ms` what `onTime` gives; the caller's abort ends the wait at once,
+ * rejecting with its reason. No timer or listener is left behind; the promise itself runs on. The wait for a token
+ * and the wait between attempts.
  */
-function within<T>(promise: Promise<T> | undefined, ms: number, signal: AbortSignal | undefined, onTime: () => T): Promise<T> {
+function within<T>(promise: Promise<T> | undefined, ms: number, signal: AbortSignal | undefined, onTime: () => T | Promise<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     if (signal?.aborted === true) return reject(signal.reason);
     const settle = (finish: () => void) => {
@@ -260,13 +258,7 @@ function within<T>(promise: Promise<T> | undefined, ms: number, signal: AbortSig
       finish();
     };
     const onAbort = () => settle(() => reject(signal!.reason));
-    const timer = setTimeout(() => settle(() => {
-      try {
-        resolve(onTime());
-      } catch (error) {
-        reject(error);
-      }
-    }), ms);
+    const timer = setTimeout(() => settle(() => resolve(onTime())), ms);
     signal?.addEventListener('abort', onAbort, { once: true });
     promise?.then(
       (value) => settle(() => resolve(value)),

@@ -158,6 +158,15 @@ describe('tracing on the postsched:request TracingChannel', () => {
     expect(events.map((e) => e.event)).toEqual(['start', 'error', 'asyncEnd']);
     expect((events[1]!.context.error as Error).name).toBe('ConnectionError');
   });
+  it("publishes a timed-out attempt on error with the SDK's TimeoutError (never ky's, which holds the Request)", async () => {
+    channel.subscribe(handlers);
+    const hang = (request: Request) => new Promise<Response>((_resolve, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason)));
+    const sdk = new PostSched({ baseUrl: BASE, auth: TOKEN, timeoutMs: 20, maxRetries: 0, fetch: hang });
+    await expect(sdk.posts.get('post_1')).rejects.toMatchObject({ name: 'TimeoutError', timeoutMs: 20 });
+    expect(events.map((e) => e.event)).toEqual(['start', 'error', 'asyncEnd']);
+    expect(events[1]!.context.error).toMatchObject({ name: 'TimeoutError', timeoutMs: 20 });
+    expect(events[1]!.context.error).not.toHaveProperty('request');
+  });
 });
 
 describe('onRequest, onResponse and onRetry hooks', () => {
