@@ -6,7 +6,7 @@
 import type { PostSchedOptions } from './client.js';
 import { checkBaseUrl } from './base-url.js';
 import { checkedHeaders } from './http/headers.js';
-import type { PipelineConfig } from './http/request.js';
+import type { PipelineConfig } from './http/options.js';
 import { userAgent } from './http/user-agent.js';
 import { checkOptions, integerOption, MAX_RETRIES, MAX_TIMEOUT_MS, optionalFunction, optionNames } from './invalid-option.js';
 

@@ -11,7 +11,8 @@ import { checkedQuery } from './http/extra-fields.js';
 import { checkedHeaders } from './http/headers.js';
 import type { Hooks } from './http/hooks.js';
 import { rawSpec, type RawRequestOptions, type RawWriteOptions } from './http/raw.js';
-import { Pipeline, type HeadersInput, type RequestOptions } from './http/request.js';
+import type { HeadersInput, RequestOptions } from './http/options.js';
+import { Pipeline } from './http/request.js';
 import type { AppInfo } from './http/user-agent.js';
 import { listFields, Paginator, pageParser, type ListParams } from './resources/pagination.js';
 import { Accounts } from './resources/accounts.js';
@@ -29,7 +30,7 @@ export type { RawQuery, RawRequestOptions, RawWriteOptions } from './http/raw.js
 export type { RateLimitInfo } from './rate-limit.js';
 export { REQUEST_CHANNEL, type RequestTrace } from './http/tracing.js';
 export { SDK_VERSION, type AppInfo } from './http/user-agent.js';
-export type { HeadersInput, RequestOptions, WriteRequestOptions } from './http/request.js';
+export type { HeadersInput, RequestOptions, WriteRequestOptions } from './http/options.js';
 export type { UploadFile, UploadProgress, NodeReadableLike } from './http/multipart.js';
 
 /** Options of `new PostSched(…)`. */

@@ -3,7 +3,7 @@
  * A request body the pipeline can (re)create per attempt. ky clones every request before sending it
  * (to be able to retry), and cloning a streamed body tees it: the idle branch would hold every byte of a
  * large upload in memory. So a streamed body never goes through ky: ky sends a body-less request and the
- * attempt (`#sendWith` in request.ts) attaches a fresh stream from `create()`.
+ * attempt (`#fetch` in request.ts) attaches a fresh stream from `create()`.
  */
 export interface BodySource {
   /** `content-type` of the body, with its parameters (`multipart/form-data; boundary=…`). */

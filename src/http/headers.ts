@@ -5,7 +5,7 @@
  * header, never the value.
  */
 import { ValidationError } from '../errors.js';
-import type { HeadersInput } from './request.js';
+import type { HeadersInput } from './options.js';
 
 /** `new Headers(init)`, or a `ValidationError` naming `option` and the bad header. */
 export function checkedHeaders(init: HeadersInput | undefined, option: string): Headers {

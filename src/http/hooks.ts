@@ -3,7 +3,7 @@
  * a read-only view built only when the hook is set; none holds the Authorization header or any token, and a hook
  * that throws (or rejects) never breaks the call.
  */
-import { scrubHeaders } from '../scrub.js';
+import { scrubHeaders, scrubSecrets } from '../scrub.js';
 
 /** What `onRequest` sees of an attempt about to be sent. */
 export interface RequestHookInfo {
@@ -65,7 +65,7 @@ export interface Hooks {
   onRetry?: ((info: RetryHookInfo) => void) | undefined;
 }
 
-/** Calls `hook` with `info`; a throw or a rejection is swallowed: observing a call never changes it. */
+/** Calls `hook` (when set) with `info`; a throw or a rejection is swallowed: observing a call never changes it. */
 export function callHook<T>(hook: ((info: T) => unknown) | undefined, info: () => T): void {
   if (hook === undefined) return;
   try {
@@ -89,4 +89,10 @@ export function headersView(headers: Headers, token: string): Readonly<Record<st
     if (!HIDDEN.has(name)) view[name] = value;
   });
   return Object.freeze(view);
+}
+
+/** `x-request-id` of an answer, without any token the server echoed into it. */
+export function requestIdOf(response: Response, tokens: readonly string[]): string | undefined {
+  const id = response.headers.get('x-request-id');
+  return id === null ? undefined : scrubSecrets(id, tokens);
 }

@@ -4,6 +4,7 @@
  * `redact` (the secrets module) is a second fence for the free text of error messages.
  */
 import { redact } from '../scrub.js';
+import type { RequestTrace } from './tracing.js';
 
 /**
  * Anything with a console-style `debug` method: `console`, a pino or a winston logger.
@@ -17,22 +18,14 @@ export interface Logger {
   debug(message: string, ...rest: unknown[]): void;
 }
 
-/** What one attempt did, as logged. */
-export interface AttemptRecord {
-  method: string;
-  path: string;
-  /** HTTP status, or the error name when no answer came back. */
-  outcome: number | string;
-  durationMs: number;
-  retry: number;
-}
-
-/** Writes the line for one attempt; a throwing logger never breaks the request. */
-export function logAttempt(logger: Logger | undefined, record: AttemptRecord): void {
-  if (logger === undefined) return;
+/**
+ * Writes the line of one attempt (`url`: its URL; `outcome`: the HTTP status, or the error name when no answer came
+ * back); a throwing logger never breaks the request.
+ */
+export function logAttempt(logger: Logger, attempt: RequestTrace, url: URL, outcome: number | string): void {
   const line =
-    `postsched: ${record.method} ${redact(record.path)} → ${typeof record.outcome === 'number' ? record.outcome : redact(record.outcome)}` +
-    ` in ${Math.round(record.durationMs)} ms (retry ${record.retry})`;
+    `postsched: ${attempt.method} ${redact(url.pathname)} → ${typeof outcome === 'number' ? outcome : redact(outcome)}` +
+    ` in ${Math.round(attempt.durationMs ?? 0)} ms (retry ${attempt.attempt - 1})`;
   try {
     logger.debug(line);
   } catch {

@@ -1,6 +1,7 @@
 /** Connected social accounts: list and read (scope accounts:read). */
 import type { APIPromise } from '../http/api-promise.js';
-import type { Pipeline, RequestOptions } from '../http/request.js';
+import type { RequestOptions } from '../http/options.js';
+import type { Pipeline } from '../http/request.js';
 import { listShape, pageParser, Paginator, type ListParams } from './pagination.js';
 import { routes, withParse } from './routes.js';
 import { checkInput, objectParser } from './validate.js';

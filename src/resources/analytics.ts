@@ -1,6 +1,7 @@
 /** Post-level analytics (scope analytics:read). */
 import type { APIPromise } from '../http/api-promise.js';
-import type { Pipeline, RequestOptions } from '../http/request.js';
+import type { RequestOptions } from '../http/options.js';
+import type { Pipeline } from '../http/request.js';
 import { routes, withParse } from './routes.js';
 import { objectParser } from './validate.js';
 import { answers } from './wire-contract.js';

@@ -2,7 +2,8 @@
 import { checkOptions, invalidOption, optionalFunction } from '../invalid-option.js';
 import type { APIPromise } from '../http/api-promise.js';
 import { multipartBody, type UploadFile, type UploadProgress } from '../http/multipart.js';
-import type { Pipeline, WriteRequestOptions } from '../http/request.js';
+import type { WriteRequestOptions } from '../http/options.js';
+import type { Pipeline } from '../http/request.js';
 import { routes } from './routes.js';
 import { isRecord } from '../is-record.js';
 import { checkInput, kindOf, objectParser, type InputShape } from './validate.js';

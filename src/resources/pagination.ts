@@ -4,7 +4,7 @@
  * a missing or `null` cursor ends the list, and a bare JSON array is read as one last page.
  */
 import { ResponseValidationError } from '../errors.js';
-import type { RequestOptions } from '../http/request.js';
+import type { RequestOptions } from '../http/options.js';
 import { answerParser, checkFields, wholeNumber, type FieldCheck, type InputShape } from './validate.js';
 import { answers, type WireType } from './wire-contract.js';
 

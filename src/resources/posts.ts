@@ -4,7 +4,8 @@
  * Inputs: known fields only (typed and checked); others go through `extraBody` / `extraQuery`.
  */
 import type { APIPromise } from '../http/api-promise.js';
-import type { Pipeline, RequestOptions, WriteRequestOptions } from '../http/request.js';
+import type { RequestOptions, WriteRequestOptions } from '../http/options.js';
+import type { Pipeline } from '../http/request.js';
 import { listShape, pageParser, Paginator, type ListParams } from './pagination.js';
 import { routes, withParse } from './routes.js';
 import { checkInput, idList, invalid, isString, objectParser, oneOf, type FieldCheck, type InputShape } from './validate.js';

@@ -120,6 +120,22 @@ describe('abort and time-out', () => {
     expect(n).toBe(2);
   });
 
+  it("waits for a token before the attempt's time-out starts: a slow token request does not shorten it", async () => {
+    const later = <T>(ms: number, value: () => T) => new Promise<T>((resolve) => setTimeout(() => resolve(value()), ms));
+    const sdk = new PostSched({
+      baseUrl: BASE,
+      timeoutMs: 1_000,
+      maxRetries: 0,
+      auth: () => later(800, () => 'tok_slow'),
+      fetch: () => later(800, () => Response.json(wirePost())),
+    });
+    const call = sdk.posts.get('post_1');
+    await vi.advanceTimersByTimeAsync(800); // the token came; the attempt and its time-out start
+    await vi.advanceTimersByTimeAsync(800); // the answer: 1.6 s into the call, 0.8 s into the attempt
+    expect((await call).id).toBe('post_1');
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it('covers reading the answer with the time-out too', async () => {
     server.use(
       http.get(`${BASE}/posts/post_1`, () => {

@@ -158,6 +158,15 @@ describe('tracing on the postsched:request TracingChannel', () => {
     expect(events.map((e) => e.event)).toEqual(['start', 'error', 'asyncEnd']);
     expect((events[1]!.context.error as Error).name).toBe('ConnectionError');
   });
+  it("publishes a timed-out attempt on error with the SDK's TimeoutError (never ky's, which holds the Request)", async () => {
+    channel.subscribe(handlers);
+    const hang = (request: Request) => new Promise<Response>((_resolve, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason)));
+    const sdk = new PostSched({ baseUrl: BASE, auth: TOKEN, timeoutMs: 20, maxRetries: 0, fetch: hang });
+    await expect(sdk.posts.get('post_1')).rejects.toMatchObject({ name: 'TimeoutError', timeoutMs: 20 });
+    expect(events.map((e) => e.event)).toEqual(['start', 'error', 'asyncEnd']);
+    expect(events[1]!.context.error).toMatchObject({ name: 'TimeoutError', timeoutMs: 20 });
+    expect(events[1]!.context.error).not.toHaveProperty('request');
+  });
 });
 
 describe('onRequest, onResponse and onRetry hooks', () => {
@@ -181,6 +190,37 @@ describe('onRequest, onResponse and onRetry hooks', () => {
     expect(JSON.stringify(calls)).not.toContain(TOKEN);
     expect(Object.isFrozen(calls[0]![1])).toBe(true);
     expect((calls[0]![1]['headers'] as Record<string, string>)['accept']).toBe('application/json');
+  });
+
+  it('onRetry sees the re-send after a 401 (attempt 2, no wait, status 401), once the token was refreshed', async () => {
+    const calls: Array<[string, Record<string, unknown>]> = [];
+    const refreshed: string[] = [];
+    const sdk = new PostSched({
+      baseUrl: BASE,
+      auth: { getAccessToken: async () => 'tok_expired_1', forceRefresh: async (refused: string) => (refreshed.push(refused), 'tok_fresh_2') },
+      fetch: async (request) => (request.headers.get('authorization') === 'Bearer tok_fresh_2' ? Response.json(POST) : Response.json({}, { status: 401 })),
+      onRequest: (info) => calls.push(['request', { ...info }]),
+      onResponse: (info) => calls.push(['response', { ...info }]),
+      onRetry: (info) => calls.push(['retry', { ...info }]),
+    });
+    await sdk.posts.get('post_1');
+    expect(refreshed).toEqual(['tok_expired_1']);
+    expect(calls.map(([kind, info]) => [kind, info['attempt'], info['status']])).toEqual([
+      ['request', 1, undefined],
+      ['response', 1, 401],
+      ['retry', 2, 401],
+      ['request', 2, undefined],
+      ['response', 2, 200],
+    ]);
+    expect(calls[2]![1]).toEqual({ method: 'GET', route: '/posts/{id}', attempt: 2, delayMs: 0, reason: 'status', status: 401 });
+    expect(JSON.stringify(calls)).not.toMatch(/tok_expired_1|tok_fresh_2/);
+  });
+
+  it('onRetry is not called for a 401 that no newer token answers: the AuthenticationError is thrown', async () => {
+    const retries: unknown[] = [];
+    const { sdk } = client(() => Response.json({}, { status: 401 }), { onRetry: (info: unknown) => retries.push(info) });
+    await expect(sdk.posts.get('post_1')).rejects.toMatchObject({ name: 'AuthenticationError', status: 401 });
+    expect(retries).toEqual([]);
   });
 
   it('never show a credential: cookies, proxy credentials and a token the server echoes in a header are left out', async () => {
