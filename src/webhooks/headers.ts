@@ -1,7 +1,7 @@
 /** Reads the signature header from whatever the user's framework hands over. */
 import { isRecord } from '../is-record.js';
 import { WEBHOOK_SIGNATURE_HEADER } from './constants.js';
-import { malformed } from './parse-signature.js';
+import { malformed } from './signature.js';
 
 /** Anything with a case-insensitive `get(name)`: Fetch `Headers`, Hono's and undici's headers. */
 export interface HeadersGetter {

@@ -12,7 +12,7 @@ import { reject } from './errors.js';
 import { toWebhookEvent, type WebhookEvent } from './event.js';
 import { readSignatureHeader, type WebhookSignature } from './headers.js';
 import { encodeHex } from './hex.js';
-import { parseSignatureHeader, type ParsedSignature } from './parse-signature.js';
+import { parseSignatureHeader, type ParsedSignature } from './signature.js';
 import { assertUnreadRequest, bodyLimit, discardRequestBody, readRequestBody } from './read-body.js';
 import { toSecretList, type WebhookSecret } from './secret.js';
 
