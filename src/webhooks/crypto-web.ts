@@ -6,8 +6,7 @@
  * are constant-time, but `verify` recomputes the HMAC for every entry × secret pair and needs the hex decoded
  * first, while `sign` costs one HMAC per secret whatever the header holds; `signWebhook` needs `sign` anyway.
  */
-import type { HmacBackend } from './backend.js';
-import { equalsHex } from './hex.js';
+import { equalsHex, type HmacBackend } from './signature.js';
 
 const encoder = /* @__PURE__ */ new TextEncoder();
 

@@ -6,7 +6,7 @@
 import type { Answer, Delivery } from './handler.js';
 import { reject } from './errors.js';
 import { toRawBody } from './body.js';
-import type { HeadersRecord } from './headers.js';
+import type { HeadersRecord } from './signature.js';
 import { checkDeclaredLength, tooLarge, unreadable } from './read-body.js';
 
 /**

@@ -4,14 +4,13 @@
  * speak Fetch (`.fetch`) and node:http (`.node`). Imported by nothing the verifier uses, so a bundle of
  * `verifyWebhook` alone leaves all of this out.
  */
-import type { HmacBackend } from './backend.js';
 import type { WebhookDedupe } from './dedupe.js';
 import { WebhookVerificationError } from './errors.js';
 import type { KnownWebhookEvent, UnknownWebhookEvent, WebhookEvent, WebhookEventType } from './event.js';
 import { handleOnce, ok, type RunHandler } from './handle-once.js';
 import { nodeDelivery, writeNodeAnswer, type NodeWebhookRequest, type NodeWebhookResponse } from './handler-node.js';
 import { assertUnreadRequest, bodyLimit, discardRequestBody, readRequestBody } from './read-body.js';
-import { toSecretList, type WebhookSecret } from './secret.js';
+import { toSecretList, type HmacBackend, type WebhookSecret } from './signature.js';
 import { checkSignature, toleranceOf, verifySigned, type VerifyWebhookClockOptions } from './verify.js';
 
 /** What every handler gets beside its event. */

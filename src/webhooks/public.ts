@@ -1,6 +1,6 @@
 /** Everything both webhook entries export besides the three functions, so the two stay identical. */
 export type { WebhookBody } from './body.js';
-export { DEFAULT_WEBHOOK_MAX_BODY_BYTES, DEFAULT_WEBHOOK_TOLERANCE_SECONDS, WEBHOOK_SIGNATURE_HEADER } from './constants.js';
+export { DEFAULT_WEBHOOK_MAX_BODY_BYTES, DEFAULT_WEBHOOK_TOLERANCE_SECONDS } from './constants.js';
 export { WebhookVerificationError, type WebhookVerificationReason } from './errors.js';
 export {
   WEBHOOK_EVENT_TYPES,
@@ -15,8 +15,7 @@ export {
   type WebhookEventType,
   type WebhookPostData,
 } from './event.js';
-export type { HeadersGetter, HeadersRecord, WebhookSignature } from './headers.js';
-export type { WebhookSecret } from './secret.js';
+export { WEBHOOK_SIGNATURE_HEADER, type HeadersGetter, type HeadersRecord, type WebhookSecret, type WebhookSignature } from './signature.js';
 export type {
   SignWebhookOptions,
   VerifyWebhookClockOptions,

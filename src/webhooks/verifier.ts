@@ -4,7 +4,7 @@
  */
 import { webCrypto } from './crypto-web.js';
 import type { WebhookEvent } from './event.js';
-import type { WebhookSecret } from './secret.js';
+import type { WebhookSecret } from './signature.js';
 import type { SignWebhookOptions, VerifyWebhookOptions, VerifyWebhookRequestOptions } from './verify.js';
 import { signWith, verifyDelivery, verifyRequestWith } from './verify.js';
 

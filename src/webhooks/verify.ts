@@ -5,16 +5,21 @@
  */
 import { PostSchedError } from '../base-error.js';
 import { integerOption, invalidOption } from '../invalid-option.js';
-import type { HmacBackend } from './backend.js';
 import { bodyText, toRawBody, type WebhookBody } from './body.js';
 import { DEFAULT_WEBHOOK_TOLERANCE_SECONDS } from './constants.js';
 import { reject } from './errors.js';
 import { toWebhookEvent, type WebhookEvent } from './event.js';
-import { readSignatureHeader, type WebhookSignature } from './headers.js';
-import { encodeHex } from './hex.js';
-import { parseSignatureHeader, type ParsedSignature } from './signature.js';
 import { assertUnreadRequest, bodyLimit, discardRequestBody, readRequestBody } from './read-body.js';
-import { toSecretList, type WebhookSecret } from './secret.js';
+import {
+  encodeHex,
+  parseSignatureHeader,
+  readSignatureHeader,
+  toSecretList,
+  type HmacBackend,
+  type ParsedSignature,
+  type WebhookSecret,
+  type WebhookSignature,
+} from './signature.js';
 
 /** Options of `verifyWebhookRequest` (and of `verifyWebhook`, beside body, signature and secret). */
 export interface VerifyWebhookClockOptions {

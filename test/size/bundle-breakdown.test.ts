@@ -30,6 +30,6 @@ describe('bundleBreakdown', () => {
     expect(group('node_modules/@scope/pkg/index.js')).toBe('@scope/pkg');
     expect(group('src/oauth/token-manager.ts')).toBe('src/oauth');
     expect(group('src/client.ts')).toBe('src/*.ts (top-level files)');
-    expect(groupOf('file')('src/webhooks/hex.ts')).toBe('src/webhooks/hex.ts');
+    expect(groupOf('file')('src/webhooks/signature.ts')).toBe('src/webhooks/signature.ts');
   });
 });
