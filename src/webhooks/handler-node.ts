@@ -5,9 +5,8 @@
  */
 import type { Answer, Delivery } from './handler.js';
 import { reject } from './errors.js';
-import { toRawBody } from './body.js';
 import type { HeadersRecord } from './signature.js';
-import { checkDeclaredLength, tooLarge, unreadable } from './read-body.js';
+import { checkDeclaredLength, toRawBody, tooLarge, unreadable } from './body.js';
 
 /**
  * What `.node()` needs of a request: node:http's `IncomingMessage` (Express's `req`), or an object with the

@@ -9,7 +9,7 @@ import { WebhookVerificationError } from './errors.js';
 import type { KnownWebhookEvent, UnknownWebhookEvent, WebhookEvent, WebhookEventType } from './event.js';
 import { handleOnce, ok, type RunHandler } from './handle-once.js';
 import { nodeDelivery, writeNodeAnswer, type NodeWebhookRequest, type NodeWebhookResponse } from './handler-node.js';
-import { assertUnreadRequest, bodyLimit, discardRequestBody, readRequestBody } from './read-body.js';
+import { assertUnreadRequest, bodyLimit, discardRequestBody, readRequestBody } from './body.js';
 import { toSecretList, type HmacBackend, type WebhookSecret } from './signature.js';
 import { checkSignature, toleranceOf, verifySigned, type VerifyWebhookClockOptions } from './verify.js';
 

@@ -1,6 +1,5 @@
 /** Everything both webhook entries export besides the three functions, so the two stay identical. */
-export type { WebhookBody } from './body.js';
-export { DEFAULT_WEBHOOK_MAX_BODY_BYTES, DEFAULT_WEBHOOK_TOLERANCE_SECONDS } from './constants.js';
+export { DEFAULT_WEBHOOK_MAX_BODY_BYTES, type WebhookBody } from './body.js';
 export { WebhookVerificationError, type WebhookVerificationReason } from './errors.js';
 export {
   WEBHOOK_EVENT_TYPES,
@@ -16,9 +15,10 @@ export {
   type WebhookPostData,
 } from './event.js';
 export { WEBHOOK_SIGNATURE_HEADER, type HeadersGetter, type HeadersRecord, type WebhookSecret, type WebhookSignature } from './signature.js';
-export type {
-  SignWebhookOptions,
-  VerifyWebhookClockOptions,
-  VerifyWebhookOptions,
-  VerifyWebhookRequestOptions,
+export {
+  DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
+  type SignWebhookOptions,
+  type VerifyWebhookClockOptions,
+  type VerifyWebhookOptions,
+  type VerifyWebhookRequestOptions,
 } from './verify.js';

@@ -5,11 +5,9 @@
  */
 import { PostSchedError } from '../base-error.js';
 import { integerOption, invalidOption } from '../invalid-option.js';
-import { bodyText, toRawBody, type WebhookBody } from './body.js';
-import { DEFAULT_WEBHOOK_TOLERANCE_SECONDS } from './constants.js';
+import { bodyText, requestBody, toRawBody, type BodyReader, type WebhookBody } from './body.js';
 import { reject } from './errors.js';
 import { toWebhookEvent, type WebhookEvent } from './event.js';
-import { assertUnreadRequest, bodyLimit, discardRequestBody, readRequestBody } from './read-body.js';
 import {
   encodeHex,
   parseSignatureHeader,
@@ -20,6 +18,15 @@ import {
   type WebhookSecret,
   type WebhookSignature,
 } from './signature.js';
+
+/**
+ * Default tolerance, in seconds, between the signature timestamp and the receiver's clock, both ways.
+ * The spec does not give one (§5 "Webhook signature" 5); see assumptions.md "Webhook timestamp tolerance".
+ *
+ * @example
+ * await verifyWebhook({ body, signature, secret, toleranceSeconds: DEFAULT_WEBHOOK_TOLERANCE_SECONDS * 2 })
+ */
+export const DEFAULT_WEBHOOK_TOLERANCE_SECONDS = 300;
 
 /** Options of `verifyWebhookRequest` (and of `verifyWebhook`, beside body, signature and secret). */
 export interface VerifyWebhookClockOptions {
@@ -100,19 +107,6 @@ export function checkSignature(signature: unknown, options: VerifyWebhookClockOp
 }
 
 /**
- * Where the body comes from when the SDK reads it (a Fetch Request, a Node request): checked for a configuration
- * mistake before anything else, read only once the header passed, discarded when it did not.
- */
-export interface BodyReader {
-  /** Throws `body_not_raw` when the body cannot be read raw (already read, not a request). */
-  check(): void;
-  /** The exact bytes, up to the cap. */
-  read(): Promise<Uint8Array>;
-  /** Drops a body that will not be read, so the runtime does not buffer it. */
-  discard(): void;
-}
-
-/**
  * The verify sequence, assembled here once for `verifyWebhook`, `verifyWebhookRequest` and the handler:
  * configuration mistakes first (the secret, then the body: given raw, or a reader), then everything the header
  * decides, and only then the body, the HMAC, the JSON. Not async: with a body given, the HMAC starts before it
@@ -139,19 +133,6 @@ export function verifyDelivery(
   } catch (error) {
     return Promise.reject(error);
   }
-}
-
-/** A Fetch Request's body as a `BodyReader`, read up to `maxBodyBytes`. */
-export function requestBody(request: Request, maxBodyBytes: number | undefined): BodyReader {
-  let limit = 0;
-  return {
-    check: () => {
-      limit = bodyLimit(maxBodyBytes);
-      assertUnreadRequest(request);
-    },
-    read: () => readRequestBody(request, limit),
-    discard: () => discardRequestBody(request),
-  };
 }
 
 /** The body's part of the checks, once `checkSignature` passed: the HMAC against each secret, then the JSON. */
