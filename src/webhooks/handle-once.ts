@@ -18,7 +18,7 @@ import {
 import type { WebhookEvent } from './event.js';
 import type { Answer, WebhookErrorContext, WebhookHandlerContext } from './handler.js';
 import { timeBound } from './time-bound.js';
-import { WebhookTimeoutError, type WebhookTimedStep } from './timeout-error.js';
+import { WebhookTimeoutError, type WebhookTimedStep } from './errors.js';
 
 /** The time bounds and the store, as `WebhookHandlerOptions` gives them. */
 export interface HandleOnceOptions {

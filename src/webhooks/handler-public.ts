@@ -16,4 +16,4 @@ export type {
   WebhookHandlerOptions,
 } from './handler.js';
 export type { NodeWebhookRequest, NodeWebhookResponse } from './handler-node.js';
-export { WebhookTimeoutError, type WebhookTimedStep, type WebhookTimeoutReason } from './timeout-error.js';
+export { WebhookTimeoutError, type WebhookTimedStep, type WebhookTimeoutReason } from './errors.js';
