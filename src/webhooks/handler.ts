@@ -4,10 +4,9 @@
  * speak Fetch (`.fetch`) and node:http (`.node`). Imported by nothing the verifier uses, so a bundle of
  * `verifyWebhook` alone leaves all of this out.
  */
-import type { WebhookDedupe } from './dedupe.js';
 import { WebhookVerificationError } from './errors.js';
 import type { KnownWebhookEvent, UnknownWebhookEvent, WebhookEvent, WebhookEventType } from './event.js';
-import { handleOnce, ok, type RunHandler } from './handle-once.js';
+import { handleOnce, ok, type RunHandler, type WebhookDedupe } from './dedupe.js';
 import { nodeDelivery, writeNodeAnswer, type NodeWebhookRequest, type NodeWebhookResponse } from './handler-node.js';
 import { assertUnreadRequest, bodyLimit, discardRequestBody, readRequestBody } from './body.js';
 import { toSecretList, type HmacBackend, type WebhookSecret } from './signature.js';
