@@ -46,14 +46,15 @@ export function bodyText(body: string | Uint8Array): string {
 export const DEFAULT_WEBHOOK_MAX_BODY_BYTES = 1_048_576; // 1 MiB, a literal so that bundlers drop it when unused
 
 /**
- * Where the body comes from when the SDK reads it (a Fetch Request, a Node request): checked for a configuration
- * mistake before anything else, read only once the header passed, discarded when it did not.
+ * Where the body comes from when the SDK reads it: a Fetch Request (`requestBody`), a Node request
+ * (handler-node.ts). Checked for a configuration mistake before anything else, read only once the header passed,
+ * discarded when it is not read.
  */
-export interface BodyReader {
-  /** Throws `body_not_raw` when the body cannot be read raw (already read, not a request). */
+export interface BodySource {
+  /** Throws `body_not_raw` when the body cannot be read raw (already read, parsed, not a request). Reads nothing. */
   check(): void;
-  /** The exact bytes, up to the cap. */
-  read(): Promise<Uint8Array>;
+  /** The exact body, at most the cap (`body_too_large` past it). */
+  read(): Promise<string | Uint8Array>;
   /** Drops a body that will not be read, so the runtime does not buffer it. */
   discard(): void;
 }
@@ -102,8 +103,8 @@ export function discardRequestBody(request: Request): void {
   if (request.body !== null && !request.bodyUsed && !request.body.locked) request.body.cancel().catch(() => undefined);
 }
 
-/** A Fetch Request's body as a `BodyReader`, read up to `maxBodyBytes`. */
-export function requestBody(request: Request, maxBodyBytes: number | undefined): BodyReader {
+/** A Fetch Request's body as a `BodySource`, read up to `maxBodyBytes` (checked by `check`). */
+export function requestBody(request: Request, maxBodyBytes: number | undefined): BodySource {
   let limit = 0;
   return {
     check: () => {

@@ -8,10 +8,9 @@
  * then fails is retried.
  */
 import { PostSchedError } from '../base-error.js';
-import { integerOption, invalidOption, MAX_TIMEOUT_MS } from '../invalid-option.js';
+import { invalidOption } from '../invalid-option.js';
 import { WebhookTimeoutError, type WebhookTimedStep } from './errors.js';
 import type { WebhookEvent } from './event.js';
-import type { Answer, WebhookErrorContext, WebhookHandlerContext } from './handler.js';
 
 /** What a store knows of an event's key: never seen (or given back), being handled right now, or handled. */
 export type WebhookClaimState = 'new' | 'in-flight' | 'done';
@@ -195,54 +194,48 @@ export function memoryDedupe(maxKeys = MEMORY_DEDUPE_KEYS, now = Date.now): Requ
   };
 }
 
-/** The time bounds and the store, as `WebhookHandlerOptions` gives them. */
-export interface HandleOnceOptions {
-  dedupe?: WebhookDedupe | false | undefined;
-  handlerTimeoutMs?: number | undefined;
-  inFlightTtlMs?: number | undefined;
-  dedupeTimeoutMs?: number | undefined;
+/** What every handler gets beside its event. */
+export interface WebhookHandlerContext {
+  /**
+   * `true` when an event of the same post (`data.id`) with a later `created_at` was already handled: this one
+   * arrived late (a retry, another instance). Skip the state change it would make, and return: it is answered
+   * 2xx like any other. Always `false` for an event without a string `data.id` or an ISO 8601 `created_at`, and
+   * for one whose `created_at` is later than its signature's timestamp plus `toleranceSeconds` (such an event does
+   * not move its post on either).
+   */
+  readonly stale: boolean;
+  /**
+   * Aborted when the handler runs past `handlerTimeoutMs` (the delivery is then answered 500): stop there. Until the
+   * handler settles its event stays claimed, so retries are answered 503.
+   */
+  readonly signal: AbortSignal;
 }
 
 /** A handler as the core runs it, whatever event it is typed for. */
 export type RunHandler = (event: WebhookEvent, context: WebhookHandlerContext) => unknown;
 
-/** Under the time-outs of common senders (GitHub 10 s, Shopify 5 s, Stripe 20 s): our 500 comes first. */
-export const DEFAULT_HANDLER_TIMEOUT_MS = 10_000;
-/** Each dedupe store call; a store slower than this is down for webhook purposes. */
-export const DEFAULT_DEDUPE_TIMEOUT_MS = 5_000;
-/** Above a handler's whole time (10 s) plus its two store calls (2 × 5 s), so a live holder never loses its claim. */
-export const DEFAULT_IN_FLIGHT_TTL_MS = 30_000;
+/** The store and the time bounds, as `createWebhookHandler` read them from its options. */
+export interface OnceOptions {
+  /** The store to call (see `toStore`), or `undefined` for `dedupe: false`. */
+  readonly store: ClaimStore | undefined;
+  readonly handlerTimeoutMs: number;
+  readonly dedupeTimeoutMs: number;
+  readonly inFlightTtlMs: number;
+}
 
 /** How many runs of the same event in this process a delivery waits for before answering 503 instead. */
 const MAX_LOCAL_WAITS = 2;
 
-/** The answer once the event is handled (or has no handler). */
-export const ok: Answer = { status: 204, body: null };
-
 /**
- * Returns `once(event, run, latest)`: the answer to a verified event, its handler run at most once at a time;
- * `latest` (ms) is the latest `created_at` its signature allows, past which it is not used for ordering.
+ * Returns `once(event, run, latest)`: handles a verified event, its handler run at most once at a time, and resolves
+ * `true` once it is handled (now, before, or it has no key), `false` while another delivery of it is in flight;
+ * `latest` (ms) is the latest `created_at` its signature allows, past which it is not used for ordering. `report`
+ * hears of the failures no answer waits for: a claim not given back (500), a done mark not set (204).
  */
 export function handleOnce(
-  options: HandleOnceOptions,
-  report: (error: unknown, context: WebhookErrorContext) => Promise<void>,
-): (event: WebhookEvent, run: RunHandler, latest: number) => Promise<Answer> {
-  // Timers: past setTimeout's ceiling one fires at once, and every handler would time out. The claim's ttl is no timer.
-  const handlerTimeoutMs = integerOption(options.handlerTimeoutMs, 'handlerTimeoutMs', DEFAULT_HANDLER_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
-  const dedupeTimeoutMs = integerOption(options.dedupeTimeoutMs, 'dedupeTimeoutMs', DEFAULT_DEDUPE_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
-  const inFlightTtlMs = integerOption(options.inFlightTtlMs, 'inFlightTtlMs', DEFAULT_IN_FLIGHT_TTL_MS, 1, Number.MAX_SAFE_INTEGER);
-  const holdMs = handlerTimeoutMs + 2 * dedupeTimeoutMs;
-  if (inFlightTtlMs <= holdMs) {
-    // Else a live, slow holder could lose its claim and a duplicate run the handler beside it.
-    invalidOption(
-      'inFlightTtlMs',
-      `is too short: inFlightTtlMs (${inFlightTtlMs}) must be longer than handlerTimeoutMs + 2 × dedupeTimeoutMs (${holdMs}). Raise it, or lower those two.`,
-    );
-  }
-  const store = toStore(options.dedupe);
-  // By then the run in flight has finished or timed out: the retry finds it done, runs it, or (a run past its time
-  // bound goes on) is answered this again.
-  const inFlight: Answer = { status: 503, body: 'in_flight', retryAfter: Math.ceil(handlerTimeoutMs / 1000) };
+  { store, handlerTimeoutMs, dedupeTimeoutMs, inFlightTtlMs }: OnceOptions,
+  report: (error: unknown, context: { status: 204 | 500; event: WebhookEvent }) => Promise<void>,
+): (event: WebhookEvent, run: RunHandler, latest: number) => Promise<boolean> {
   /**
    * Events being handled in this process, by key. A duplicate here waits for the outcome instead of a 503; the
    * promise it waits on is made only then, so a delivery without duplicates allocates none.
@@ -324,12 +317,12 @@ export function handleOnce(
     const key = store === undefined ? undefined : webhookDedupeKey(event);
     if (key === undefined) {
       await run(event, handler, false);
-      return ok;
+      return true;
     }
     for (let waits = 0, entry = running.get(key); entry !== undefined && waits < MAX_LOCAL_WAITS; waits++, entry = running.get(key)) {
       await (entry.done ??= new Promise((resolve) => (entry!.settle = resolve)));
     }
-    if (running.has(key)) return inFlight;
+    if (running.has(key)) return false;
     const entry: { done?: Promise<void>; settle?: () => void } = {};
     running.set(key, entry);
     const context: WebhookClaimContext = {
@@ -347,7 +340,7 @@ export function handleOnce(
         quietly('release', () => store!.release?.(key, context));
         throw error;
       }
-      if (claim.state !== 'new') return claim.state === 'done' ? ok : inFlight;
+      if (claim.state !== 'new') return claim.state === 'done';
       let overran: PromiseLike<unknown> | undefined;
       try {
         await run(event, handler, claim.stale === true, (work) => (overran = work));
@@ -362,7 +355,7 @@ export function handleOnce(
         // Handled, so 2xx; not marked done, so its claim expires and a duplicate after that may run it again.
         await report(error, { status: 204, event });
       }
-      return ok;
+      return true;
     } finally {
       running.delete(key);
       entry.settle?.();
@@ -370,8 +363,11 @@ export function handleOnce(
   };
 }
 
-/** The store to call, or `undefined` for `dedupe: false`. Methods are called on the store (`this` kept). */
-function toStore(dedupe: WebhookDedupe | false | undefined): Partial<WebhookDedupeStore> & Pick<WebhookDedupeStore, 'claim'> | undefined {
+/** A store as `handleOnce` calls it: a claim function alone is a store without `release` and `complete`. */
+export type ClaimStore = Partial<WebhookDedupeStore> & Pick<WebhookDedupeStore, 'claim'>;
+
+/** The `dedupe` option as the store to call, or `undefined` for `dedupe: false`. Methods are called on the store (`this` kept). */
+export function toStore(dedupe: WebhookDedupe | false | undefined): ClaimStore | undefined {
   if (dedupe === false) return undefined;
   if (dedupe === undefined) return memoryDedupe();
   if (typeof dedupe === 'function') return { claim: dedupe };
@@ -394,8 +390,8 @@ function toClaim(result: unknown): WebhookClaim {
   throw new PostSchedError("dedupe claim() answered a state other than 'new', 'in-flight', 'done'");
 }
 
-/** One time bound for every step of handling a delivery that the SDK does not control: a handler, a store call. */
 /**
+ * One time bound for every step of handling a delivery that the SDK does not control, a handler or a store call:
  * `work()`'s result, or a rejection with `timedOut()` once `ms` have passed, whichever comes first. The work is
  * not stopped (JavaScript cannot stop it): a result that comes later is dropped. A result that is not a promise
  * (an in-memory store, a synchronous handler) is returned as it is, with no timer; a synchronous throw is thrown.

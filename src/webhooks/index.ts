@@ -18,6 +18,7 @@ export {
   type WebhookClaimState,
   type WebhookDedupe,
   type WebhookDedupeStore,
+  type WebhookHandlerContext,
 } from './dedupe.js';
 export {
   WebhookTimeoutError,
@@ -39,7 +40,7 @@ export {
   type WebhookEventType,
   type WebhookPostData,
 } from './event.js';
-export type { WebhookErrorContext, WebhookEventHandlers, WebhookHandler, WebhookHandlerContext, WebhookHandlerOptions } from './handler.js';
+export type { WebhookErrorContext, WebhookEventHandlers, WebhookHandler, WebhookHandlerOptions } from './handler.js';
 export type { NodeWebhookRequest, NodeWebhookResponse } from './handler-node.js';
 export { WEBHOOK_SIGNATURE_HEADER, type HeadersGetter, type HeadersRecord, type WebhookSecret, type WebhookSignature } from './signature.js';
 export {

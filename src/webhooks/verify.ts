@@ -1,11 +1,11 @@
 /**
- * The verification steps, shared by both runtimes; the HMAC backend is passed in by the entry file.
- * Order: configuration mistakes first (secret, body), then the header, the clock, and only then the body
- * (read, when the SDK reads it, up to a cap), the HMAC, the JSON.
+ * Verification: the options, the one verify sequence (`verifyDelivery`) behind `verifyWebhook`,
+ * `verifyWebhookRequest` and `createWebhookHandler`, and `signWebhook`. Shared by both runtimes: the entry file
+ * passes the HMAC backend in.
  */
 import { PostSchedError } from '../base-error.js';
 import { integerOption, invalidOption } from '../invalid-option.js';
-import { bodyText, requestBody, toRawBody, type BodyReader, type WebhookBody } from './body.js';
+import { bodyText, requestBody, toRawBody, type BodySource, type WebhookBody } from './body.js';
 import { reject } from './errors.js';
 import { toWebhookEvent, type WebhookEvent } from './event.js';
 import {
@@ -81,62 +81,55 @@ export function toleranceOf(options: VerifyWebhookClockOptions): number {
   return integerOption(options.toleranceSeconds, 'toleranceSeconds', DEFAULT_WEBHOOK_TOLERANCE_SECONDS, 0, Number.MAX_SAFE_INTEGER);
 }
 
-function checkClock(timestamp: number, options: VerifyWebhookClockOptions): void {
+/** The checks that need no body: the header is present and well formed, its timestamp within tolerance. */
+function checkSignature(signature: unknown, options: VerifyWebhookClockOptions): ParsedSignature {
+  const header = readSignatureHeader(signature);
+  if (header === undefined) reject('missing_signature', 'X-Service-Signature header is missing');
+  const parsed = parseSignatureHeader(header);
   const tolerance = toleranceOf(options);
-  const age = seconds(options.now, 'now: pass a Date or milliseconds since 1970') - timestamp;
-  if (age > tolerance) {
-    reject('timestamp_too_old', `Timestamp ${age}s old, over ${tolerance}s tolerance: a replay, or a slow clock`);
-  }
-  if (-age > tolerance) {
-    reject('timestamp_in_future', `Timestamp ${-age}s ahead, over ${tolerance}s tolerance: check the clock`);
-  }
+  const age = seconds(options.now, 'now: pass a Date or milliseconds since 1970') - parsed.timestamp;
+  if (age > tolerance) reject('timestamp_too_old', `Timestamp ${age}s old, over ${tolerance}s tolerance: a replay, or a slow clock`);
+  if (-age > tolerance) reject('timestamp_in_future', `Timestamp ${-age}s ahead, over ${tolerance}s tolerance: check the clock`);
+  return parsed;
 }
 
-/**
- * The checks that need no body: the header is present and well formed, its timestamp within tolerance.
- * Throws the reason otherwise; run before a body is read.
- */
-export function checkSignature(signature: unknown, options: VerifyWebhookClockOptions): ParsedSignature {
-  const header = readSignatureHeader(signature);
-  if (header === undefined) {
-    reject('missing_signature', 'X-Service-Signature header is missing');
-  }
-  const parsed = parseSignatureHeader(header);
-  checkClock(parsed.timestamp, options);
-  return parsed;
+/** A delivery as the verify sequence takes it: a raw body given by the user, or a `BodySource` the SDK reads. */
+export interface Delivery extends VerifyWebhookClockOptions {
+  readonly secret: unknown;
+  readonly signature: unknown;
+  readonly body: unknown;
 }
 
 /**
  * The verify sequence, assembled here once for `verifyWebhook`, `verifyWebhookRequest` and the handler:
- * configuration mistakes first (the secret, then the body: given raw, or a reader), then everything the header
- * decides, and only then the body, the HMAC, the JSON. Not async: with a body given, the HMAC starts before it
- * returns, and the checks before it reject the promise it returns.
+ * configuration mistakes first (the secret, then the body: given raw, or a source that can still be read), then
+ * everything the header decides, and only then the body (read from its source, which is discarded when the header
+ * fails), the HMAC, the JSON. `signed` is told the signature's timestamp once the header passed. Not async: with a
+ * body given, the HMAC starts before it returns, and the checks before it reject the promise it returns.
  */
-export function verifyDelivery(
-  backend: HmacBackend,
-  delivery: { secret: unknown; signature: unknown; body: unknown } & VerifyWebhookClockOptions,
-): Promise<WebhookEvent> {
+export function verifyDelivery(backend: HmacBackend, delivery: Delivery, signed?: (timestamp: number) => void): Promise<WebhookEvent> {
   try {
     const { body } = delivery;
     const secrets = toSecretList(delivery.secret);
     // Told apart by `check`, which a user's body never has: a Node stream has `read` too, and is body_not_raw.
-    const reader = typeof (body as Partial<BodyReader> | null)?.check === 'function' ? (body as BodyReader) : undefined;
-    const raw = reader === undefined ? toRawBody(body) : (reader.check(), undefined);
+    const source = typeof (body as Partial<BodySource> | null)?.check === 'function' ? (body as BodySource) : undefined;
+    const raw = source === undefined ? toRawBody(body) : (source.check(), undefined);
     let parsed: ParsedSignature;
     try {
       parsed = checkSignature(delivery.signature, delivery);
     } catch (error) {
-      reader?.discard();
+      source?.discard();
       throw error;
     }
-    return raw === undefined ? reader!.read().then((bytes) => verifySigned(backend, secrets, parsed, bytes)) : verifySigned(backend, secrets, parsed, raw);
+    signed?.(parsed.timestamp);
+    return raw === undefined ? source!.read().then((read) => verifySigned(backend, secrets, parsed, read)) : verifySigned(backend, secrets, parsed, raw);
   } catch (error) {
     return Promise.reject(error);
   }
 }
 
-/** The body's part of the checks, once `checkSignature` passed: the HMAC against each secret, then the JSON. */
-export async function verifySigned(
+/** The body's part of the checks, once the header passed: the HMAC against each secret, then the JSON. */
+async function verifySigned(
   backend: HmacBackend,
   secrets: readonly string[],
   { timestampText, signatures }: ParsedSignature,
