@@ -7,7 +7,6 @@
  * a duplicate that arrives while the event is being handled gets a retryable 503, never a 2xx, so a first run that
  * then fails is retried.
  */
-import { PostSchedError } from '../base-error.js';
 import { invalidOption } from '../invalid-option.js';
 import { WebhookTimeoutError, type WebhookTimedStep } from './errors.js';
 import type { WebhookEvent } from './event.js';
@@ -387,7 +386,7 @@ function toClaim(result: unknown): WebhookClaim {
   const claim = typeof result === 'object' && result !== null ? (result as WebhookClaim) : { state: result };
   if (STATES.includes(claim.state)) return claim as WebhookClaim;
   if (typeof result === 'boolean') return { state: result ? 'new' : 'done' };
-  throw new PostSchedError("dedupe claim() answered a state other than 'new', 'in-flight', 'done'");
+  return invalidOption('dedupe', "claim() answered a state other than 'new', 'in-flight', 'done'.");
 }
 
 /**

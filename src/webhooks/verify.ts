@@ -3,7 +3,6 @@
  * `verifyWebhookRequest` and `createWebhookHandler`, and `signWebhook`. Shared by both runtimes: the entry file
  * passes the HMAC backend in.
  */
-import { PostSchedError } from '../base-error.js';
 import { integerOption, invalidOption } from '../invalid-option.js';
 import { bodyText, requestBody, toRawBody, type BodySource, type WebhookBody } from './body.js';
 import { reject } from './errors.js';
@@ -69,11 +68,9 @@ export interface SignWebhookOptions {
   timestamp?: number | Date | undefined;
 }
 
-/** Unix seconds of `time` (a Date, or milliseconds), now when undefined; `what` names it and its fix in the error. */
-function seconds(time: Date | number | undefined, what: string): number {
-  const ms = time === undefined ? Date.now() : typeof time === 'number' ? time : time.getTime();
-  if (!Number.isFinite(ms)) throw new PostSchedError(`Invalid ${what}`);
-  return Math.floor(ms / 1000);
+/** Unix seconds of `time` (a Date, or milliseconds), now when undefined; `NaN` for an invalid Date. */
+function seconds(time: Date | number | undefined): number {
+  return Math.floor((time === undefined ? Date.now() : typeof time === 'number' ? time : time.getTime()) / 1000);
 }
 
 /** `toleranceSeconds`, checked, or its default. */
@@ -87,7 +84,9 @@ function checkSignature(signature: unknown, options: VerifyWebhookClockOptions):
   if (header === undefined) reject('missing_signature', 'X-Service-Signature header is missing');
   const parsed = parseSignatureHeader(header);
   const tolerance = toleranceOf(options);
-  const age = seconds(options.now, 'now: pass a Date or milliseconds since 1970') - parsed.timestamp;
+  const now = seconds(options.now);
+  if (!Number.isFinite(now)) invalidOption('now', 'must be a Date or milliseconds since 1970.');
+  const age = now - parsed.timestamp;
   if (age > tolerance) reject('timestamp_too_old', `Timestamp ${age}s old, over ${tolerance}s tolerance: a replay, or a slow clock`);
   if (-age > tolerance) reject('timestamp_in_future', `Timestamp ${-age}s ahead, over ${tolerance}s tolerance: check the clock`);
   return parsed;
@@ -171,7 +170,7 @@ export async function signWith(backend: HmacBackend, options: SignWebhookOptions
   const [secret] = toSecretList(options.secret) as [string];
   const body = toRawBody(options.body);
   const timestamp = options.timestamp;
-  const t = typeof timestamp === 'number' ? timestamp : seconds(timestamp, 'timestamp: pass a Date or whole Unix seconds');
-  if (!Number.isSafeInteger(t) || t < 0) invalidOption('timestamp', 'must be whole seconds ≥ 0.');
+  const t = typeof timestamp === 'number' ? timestamp : seconds(timestamp);
+  if (!Number.isSafeInteger(t) || t < 0) invalidOption('timestamp', 'must be a Date or whole Unix seconds ≥ 0.');
   return `t=${t},v1=${encodeHex(new Uint8Array(await backend.hmac(secret, `${t}.`, body)))}`;
 }
