@@ -1,7 +1,7 @@
 /**
  * The raw body: the only input the signature can be checked against (service spec §5 2). Given by the user, or read
- * by the SDK itself (`verifyWebhookRequest`, `createWebhookHandler`) with a cap: a hostile sender must not fill memory
- * before the signature is known to be bad (issue 12, item 6).
+ * by the SDK itself (`verifyWebhookRequest`, `createWebhookHandler`) with a cap, so that a hostile sender cannot
+ * fill memory before the signature is known to be bad.
  */
 import { readStream } from '../buffer-response.js';
 import { integerOption } from '../invalid-option.js';
@@ -77,41 +77,29 @@ export function checkDeclaredLength(contentLength: unknown, limit: number): void
   if (typeof contentLength === 'string' && /^\d+$/.test(contentLength) && Number(contentLength) > limit) tooLarge(limit);
 }
 
-/** Throws `body_not_raw` unless `request` is a Fetch Request whose body is still unread. */
-export function assertUnreadRequest(request: Request): void {
-  if (typeof request?.arrayBuffer !== 'function' || request.bodyUsed) unreadable();
-}
-
-/**
- * The exact bytes of a Fetch Request's body, at most `limit` of them: past that the stream is cancelled and
- * `body_too_large` thrown. The bytes, not `text()`: that would drop a BOM and replace invalid UTF-8.
- */
-export async function readRequestBody(request: Request, limit: number): Promise<Uint8Array> {
-  checkDeclaredLength(request.headers.get('content-length'), limit);
-  let bytes: Uint8Array | undefined;
-  try {
-    // getReader() throws when another reader holds the body; a read fails when the sender went away mid-body.
-    bytes = request.body === null ? new Uint8Array() : await readStream(request.body, limit);
-  } catch {
-    unreadable();
-  }
-  return bytes ?? tooLarge(limit);
-}
-
-/** Drops a body that will not be read (a rejected delivery), so the runtime does not buffer it. */
-export function discardRequestBody(request: Request): void {
-  if (request.body !== null && !request.bodyUsed && !request.body.locked) request.body.cancel().catch(() => undefined);
-}
-
 /** A Fetch Request's body as a `BodySource`, read up to `maxBodyBytes` (checked by `check`). */
 export function requestBody(request: Request, maxBodyBytes: number | undefined): BodySource {
   let limit = 0;
   return {
-    check: () => {
+    check() {
       limit = bodyLimit(maxBodyBytes);
-      assertUnreadRequest(request);
+      if (typeof request?.arrayBuffer !== 'function' || request.bodyUsed) unreadable(); // not a Request, or read already
     },
-    read: () => readRequestBody(request, limit),
-    discard: () => discardRequestBody(request),
+    // The exact bytes, not `text()`: that would drop a BOM and replace invalid UTF-8. Past the cap the stream is
+    // cancelled, the rest never read.
+    async read() {
+      checkDeclaredLength(request.headers.get('content-length'), limit);
+      let bytes: Uint8Array | undefined;
+      try {
+        // getReader() throws when another reader holds the body; a read fails when the sender went away mid-body.
+        bytes = request.body === null ? new Uint8Array() : await readStream(request.body, limit);
+      } catch {
+        unreadable();
+      }
+      return bytes ?? tooLarge(limit);
+    },
+    discard() {
+      if (request.body !== null && !request.bodyUsed && !request.body.locked) request.body.cancel().catch(() => undefined);
+    },
   };
 }

@@ -193,6 +193,9 @@ export function memoryDedupe(maxKeys = MEMORY_DEDUPE_KEYS, now = Date.now): Requ
   };
 }
 
+// Handling an event once: claim, run the handler in its time, then complete or release (or, past its time, keep
+// the claim until the run settles).
+
 /** What every handler gets beside its event. */
 export interface WebhookHandlerContext {
   /**
@@ -396,7 +399,7 @@ function toClaim(result: unknown): WebhookClaim {
  * (an in-memory store, a synchronous handler) is returned as it is, with no timer; a synchronous throw is thrown.
  * `unref`: for a wait nobody answers on, the timer does not keep the process alive (Node, Bun, Deno).
  */
-export function timeBound<T>(work: () => T, ms: number, timedOut: () => Error, unref = false): T | Promise<Awaited<T>> {
+function timeBound<T>(work: () => T, ms: number, timedOut: () => Error, unref = false): T | Promise<Awaited<T>> {
   const result = work();
   if (typeof (result as PromiseLike<unknown> | null)?.then !== 'function') return result;
   return new Promise<Awaited<T>>((resolve, reject) => {

@@ -121,7 +121,7 @@ export interface WebhookHandler {
 }
 
 /** The answer, whatever server it goes out through. */
-export interface Answer {
+interface Answer {
   readonly status: 204 | 400 | 405 | 500 | 503;
   readonly body: string | null;
   /** Seconds, sent as `Retry-After`. */
@@ -129,7 +129,7 @@ export interface Answer {
 }
 
 /** Reasons that are our configuration, not the sender's doing: a 500, so deliveries are retried once fixed. */
-const CONFIGURATION_REASONS: ReadonlySet<string> = new Set(['invalid_secret', 'body_not_raw']);
+const CONFIGURATION_REASONS: readonly string[] = ['invalid_secret', 'body_not_raw'];
 
 const serverError: Answer = { status: 500, body: 'server_error' };
 
@@ -183,12 +183,6 @@ export function createHandlerWith(backend: HmacBackend, options: WebhookHandlerO
     }
   }
 
-  async function dispatch(event: WebhookEvent, latest: number): Promise<Answer> {
-    const run = (event.event === 'unknown' ? onUnknown : on[event.event]) as RunHandler | undefined;
-    if (run === undefined) return ok; // nobody listens: acknowledged, nothing remembered
-    return (await once(event, run, latest)) ? ok : inFlight;
-  }
-
   /** The answer to a delivery: its method, its headers (where the signature is) and its body. */
   async function answer(method: string | undefined, headers: unknown, body: BodySource): Promise<Answer> {
     if (method?.toUpperCase() !== 'POST') {
@@ -199,16 +193,17 @@ export function createHandlerWith(backend: HmacBackend, options: WebhookHandlerO
     // The latest `created_at` the event can have, in ms: its signature's timestamp plus the tolerance between the clocks.
     let latest = 0;
     try {
-      const delivery = { secret: options.secret, signature: headers, body, toleranceSeconds: options.toleranceSeconds, now: options.now };
-      event = await verifyDelivery(backend, delivery, (timestamp) => (latest = (timestamp + toleranceOf(options)) * 1000));
+      event = await verifyDelivery(backend, { ...options, signature: headers, body }, (timestamp) => (latest = (timestamp + toleranceOf(options)) * 1000));
     } catch (error) {
       body.discard(); // whatever of the body was not read stays unread
-      const rejected = error instanceof WebhookVerificationError && !CONFIGURATION_REASONS.has(error.reason);
+      const rejected = error instanceof WebhookVerificationError && !CONFIGURATION_REASONS.includes(error.reason);
       await report(error, { status: rejected ? 400 : 500 });
       return rejected ? { status: 400, body: error.reason } : serverError;
     }
     try {
-      return await dispatch(event, latest);
+      const run = (event.event === 'unknown' ? onUnknown : on[event.event]) as RunHandler | undefined;
+      // Nobody listens: acknowledged, nothing remembered.
+      return run === undefined || (await once(event, run, latest)) ? ok : inFlight;
     } catch (error) {
       await report(error, { status: 500, event });
       return serverError;

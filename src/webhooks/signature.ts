@@ -149,6 +149,15 @@ export interface HmacBackend {
   equal(expected: Uint8Array | ArrayBuffer, receivedHex: string): boolean;
 }
 
+/**
+ * Whether a backend's answer (a MAC, an imported key) is still under way. Told by `then`, not `instanceof
+ * Promise`: where crypto.subtle comes from another realm (edge-runtime's VM context) its promises are not this
+ * realm's Promise.
+ */
+export function isPending<T>(value: T): value is Extract<T, PromiseLike<unknown>> {
+  return typeof (value as { then?: unknown }).then === 'function';
+}
+
 // Lowercase hex for HMAC-SHA256 values, without `Buffer` (Web standards only).
 
 /** Lowercase hex of any bytes (for `signWebhook`). */

@@ -9,6 +9,7 @@ import { reject } from './errors.js';
 import { toWebhookEvent, type WebhookEvent } from './event.js';
 import {
   encodeHex,
+  isPending,
   parseSignatureHeader,
   readSignatureHeader,
   toSecretList,
@@ -103,48 +104,35 @@ export interface Delivery extends VerifyWebhookClockOptions {
  * The verify sequence, assembled here once for `verifyWebhook`, `verifyWebhookRequest` and the handler:
  * configuration mistakes first (the secret, then the body: given raw, or a source that can still be read), then
  * everything the header decides, and only then the body (read from its source, which is discarded when the header
- * fails), the HMAC, the JSON. `signed` is told the signature's timestamp once the header passed. Not async: with a
- * body given, the HMAC starts before it returns, and the checks before it reject the promise it returns.
+ * fails), the HMAC against each secret, the JSON. `signed` is told the signature's timestamp once the header passed.
+ * With the body given, everything up to the HMAC runs before this returns: a check that fails rejects the promise
+ * returned, and the HMAC is under way.
  */
-export function verifyDelivery(backend: HmacBackend, delivery: Delivery, signed?: (timestamp: number) => void): Promise<WebhookEvent> {
+export async function verifyDelivery(backend: HmacBackend, delivery: Delivery, signed?: (timestamp: number) => void): Promise<WebhookEvent> {
+  const { body } = delivery;
+  const secrets = toSecretList(delivery.secret);
+  // Told apart by `check`, which a user's body never has: a Node stream has `read` too, and is body_not_raw.
+  const source = typeof (body as Partial<BodySource> | null)?.check === 'function' ? (body as BodySource) : undefined;
+  const raw = source === undefined ? toRawBody(body) : (source.check(), undefined);
+  let header: ParsedSignature;
   try {
-    const { body } = delivery;
-    const secrets = toSecretList(delivery.secret);
-    // Told apart by `check`, which a user's body never has: a Node stream has `read` too, and is body_not_raw.
-    const source = typeof (body as Partial<BodySource> | null)?.check === 'function' ? (body as BodySource) : undefined;
-    const raw = source === undefined ? toRawBody(body) : (source.check(), undefined);
-    let parsed: ParsedSignature;
-    try {
-      parsed = checkSignature(delivery.signature, delivery);
-    } catch (error) {
-      source?.discard();
-      throw error;
-    }
-    signed?.(parsed.timestamp);
-    return raw === undefined ? source!.read().then((read) => verifySigned(backend, secrets, parsed, read)) : verifySigned(backend, secrets, parsed, raw);
+    header = checkSignature(delivery.signature, delivery);
   } catch (error) {
-    return Promise.reject(error);
+    source?.discard();
+    throw error;
   }
-}
-
-/** The body's part of the checks, once the header passed: the HMAC against each secret, then the JSON. */
-async function verifySigned(
-  backend: HmacBackend,
-  secrets: readonly string[],
-  { timestampText, signatures }: ParsedSignature,
-  body: string | Uint8Array,
-): Promise<WebhookEvent> {
+  signed?.(header.timestamp);
+  const bytes = raw ?? (await source!.read());
   // Signed string: "<t>.<raw body>" (spec §5 "Webhook signature" 2); one HMAC per secret, then cheap compares.
-  const macs = secrets.map((secret) => backend.hmac(secret, `${timestampText}.`, body));
+  const macs = secrets.map((secret) => backend.hmac(secret, `${header.timestampText}.`, bytes));
   // Web Crypto's HMACs are under way off the main thread: parse meanwhile. node:crypto's are done: parse only
   // once a signature matches. Either way a parse failure is reported only after the signature check.
-  // Told apart by `then`, not `instanceof Promise`: edge-runtime's crypto.subtle answers with another realm's promises.
-  let parsed = typeof (macs[0] as { then?: unknown }).then === 'function' ? parseJson(body) : undefined; // JSON.parse never gives undefined
+  let parsed = isPending(macs[0]) ? parseJson(bytes) : undefined; // JSON.parse never gives undefined
   const expected = parsed === undefined ? (macs as Uint8Array[]) : await Promise.all(macs);
-  if (!expected.some((mac) => signatures.some((received) => backend.equal(mac, received)))) {
+  if (!expected.some((mac) => header.signatures.some((received) => backend.equal(mac, received)))) {
     reject('no_matching_signature', 'No v1 signature matches: check the secret; pass the raw body');
   }
-  if (parsed === undefined) parsed = parseJson(body);
+  if (parsed === undefined) parsed = parseJson(bytes);
   // No `cause`: the engine's message quotes the body.
   if (parsed === INVALID) reject('invalid_json', 'Signed body is not UTF-8 JSON');
   return toWebhookEvent(parsed);
