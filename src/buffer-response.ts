@@ -63,7 +63,7 @@ function readCapped(response: Response, maxBytes: number, hint: string | undefin
 /**
  * The bytes of `stream`, at most `limit` of them: past that it is cancelled (the rest never read) and the answer is
  * what `over()` gives (or throws). The one capped read: API and token answers here, the fake service's request
- * bodies, webhook deliveries (src/webhooks/read-body.ts).
+ * bodies, webhook deliveries (src/webhooks/body.ts).
  */
 export async function readStream<T = undefined>(stream: ReadableStream<Uint8Array>, limit: number, over: () => T = noop as () => T): Promise<Uint8Array | T> {
   const reader = stream.getReader();

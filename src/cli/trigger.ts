@@ -4,9 +4,9 @@
  * of its answer with control characters escaped (a receiver's text must not drive the user's terminal).
  */
 import { escapeControl, scrubSecrets } from '../scrub.js';
-import { signatureHeader } from '../testing/fake-service/webhooks-delivery.js';
-import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../testing/fake-service/state.js';
+import { WEBHOOK_EVENT_TYPES } from '../testing/fake-service/state.js';
 import { webhookFixture } from '../testing/webhook-fixtures.js';
+import { signWebhook, type WebhookEventType } from '../webhooks/node.js';
 import { CliError, type Command, EXIT, httpUrl, networkError, parse, required, seconds, UsageError } from './command.js';
 
 /** What is shown of the receiver's answer (its first bytes); the rest is not read. */
@@ -57,7 +57,7 @@ export const triggerCommand: Command = {
     const now = new Date().toISOString();
     const data = { ...(event === 'post.published' ? { published_at: now } : {}), ...parseData(values.data) };
     const body = JSON.stringify(webhookFixture(event as WebhookEventType, { created_at: now, data }));
-    const signature = await signatureHeader(secret, Math.floor(Date.now() / 1000), body);
+    const signature = await signWebhook({ body, secret });
 
     context.out(`POST ${to.href} (${event}, ${body.length} bytes, signed)`);
     const started = performance.now();

@@ -11,7 +11,7 @@ import type {
   PostScheduledEvent,
   WebhookEventType,
 } from '../webhooks/event.js';
-import { WEBHOOK_SIGNATURE_HEADER } from '../webhooks/constants.js';
+import { WEBHOOK_SIGNATURE_HEADER } from '../webhooks/signature.js';
 
 /** The sample event of each type, by event name. */
 export interface WebhookFixtures {

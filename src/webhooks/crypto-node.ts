@@ -1,6 +1,6 @@
 /** Node-only: HMAC backend on `node:crypto`, synchronous and the fastest there is in Node. */
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
-import type { HmacBackend } from './backend.js';
+import type { HmacBackend } from './signature.js';
 
 /**
  * Key objects by secret: createHmac with a KeyObject skips converting the string key on every call

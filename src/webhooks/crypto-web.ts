@@ -6,8 +6,7 @@
  * are constant-time, but `verify` recomputes the HMAC for every entry × secret pair and needs the hex decoded
  * first, while `sign` costs one HMAC per secret whatever the header holds; `signWebhook` needs `sign` anyway.
  */
-import type { HmacBackend } from './backend.js';
-import { equalsHex } from './hex.js';
+import { equalsHex, isPending, type HmacBackend } from './signature.js';
 
 const encoder = /* @__PURE__ */ new TextEncoder();
 
@@ -35,10 +34,6 @@ function keyFor(secret: string): CryptoKey | Promise<CryptoKey> {
   return key;
 }
 
-function isPending(key: CryptoKey | Promise<CryptoKey>): key is Promise<CryptoKey> {
-  return typeof (key as { then?: unknown }).then === 'function';
-}
-
 function signedBytes(prefix: string, body: string | Uint8Array): Uint8Array<ArrayBuffer> {
   if (typeof body === 'string') return encoder.encode(prefix + body);
   const head = encoder.encode(prefix);
@@ -53,8 +48,6 @@ export const webCrypto: HmacBackend = {
     const key = keyFor(secret);
     const data = signedBytes(prefix, body);
     // With the key at hand the HMAC is under way before this returns: the caller parses the JSON meanwhile.
-    // Tested by `then`, not `instanceof Promise`: where crypto.subtle comes from another realm (edge-runtime's
-    // VM context) its promises are not this realm's Promise, and a pending import would pass for a key.
     if (!isPending(key)) return crypto.subtle.sign('HMAC', key, data);
     return key.then((imported) => crypto.subtle.sign('HMAC', imported, data));
   },

@@ -1,8 +1,14 @@
 /**
  * Duplicate and out-of-order deliveries: the key that identifies an event across retries, the contract of a dedupe
  * store (claim → new / in-flight / done, complete, release, with expiries, and the newest `created_at` handled per
- * post), and the in-memory default store.
+ * post), the in-memory default store, and the part of `createWebhookHandler` that makes an event's handler succeed
+ * once across a fleet: claim the event in the dedupe store, run the handler within `handlerTimeoutMs`, then mark it
+ * done or give the claim back. In flight is not done (assumptions.md "Webhook retries, time-outs, expected status"):
+ * a duplicate that arrives while the event is being handled gets a retryable 503, never a 2xx, so a first run that
+ * then fails is retried.
  */
+import { invalidOption } from '../invalid-option.js';
+import { WebhookTimeoutError, type WebhookTimedStep } from './errors.js';
 import type { WebhookEvent } from './event.js';
 
 /** What a store knows of an event's key: never seen (or given back), being handled right now, or handled. */
@@ -185,4 +191,229 @@ export function memoryDedupe(maxKeys = MEMORY_DEDUPE_KEYS, now = Date.now): Requ
       if (events.get(key)?.claimId === claimId) events.delete(key);
     },
   };
+}
+
+// Handling an event once: claim, run the handler in its time, then complete or release (or, past its time, keep
+// the claim until the run settles).
+
+/** What every handler gets beside its event. */
+export interface WebhookHandlerContext {
+  /**
+   * `true` when an event of the same post (`data.id`) with a later `created_at` was already handled: this one
+   * arrived late (a retry, another instance). Skip the state change it would make, and return: it is answered
+   * 2xx like any other. Always `false` for an event without a string `data.id` or an ISO 8601 `created_at`, and
+   * for one whose `created_at` is later than its signature's timestamp plus `toleranceSeconds` (such an event does
+   * not move its post on either).
+   */
+  readonly stale: boolean;
+  /**
+   * Aborted when the handler runs past `handlerTimeoutMs` (the delivery is then answered 500): stop there. Until the
+   * handler settles its event stays claimed, so retries are answered 503.
+   */
+  readonly signal: AbortSignal;
+}
+
+/** A handler as the core runs it, whatever event it is typed for. */
+export type RunHandler = (event: WebhookEvent, context: WebhookHandlerContext) => unknown;
+
+/** The store and the time bounds, as `createWebhookHandler` read them from its options. */
+export interface OnceOptions {
+  /** The store to call (see `toStore`), or `undefined` for `dedupe: false`. */
+  readonly store: ClaimStore | undefined;
+  readonly handlerTimeoutMs: number;
+  readonly dedupeTimeoutMs: number;
+  readonly inFlightTtlMs: number;
+}
+
+/** How many runs of the same event in this process a delivery waits for before answering 503 instead. */
+const MAX_LOCAL_WAITS = 2;
+
+/**
+ * Returns `once(event, run, latest)`: handles a verified event, its handler run at most once at a time, and resolves
+ * `true` once it is handled (now, before, or it has no key), `false` while another delivery of it is in flight;
+ * `latest` (ms) is the latest `created_at` its signature allows, past which it is not used for ordering. `report`
+ * hears of the failures no answer waits for: a claim not given back (500), a done mark not set (204).
+ */
+export function handleOnce(
+  { store, handlerTimeoutMs, dedupeTimeoutMs, inFlightTtlMs }: OnceOptions,
+  report: (error: unknown, context: { status: 204 | 500; event: WebhookEvent }) => Promise<void>,
+): (event: WebhookEvent, run: RunHandler, latest: number) => Promise<boolean> {
+  /**
+   * Events being handled in this process, by key. A duplicate here waits for the outcome instead of a 503; the
+   * promise it waits on is made only then, so a delivery without duplicates allocates none.
+   */
+  const running = new Map<string, { done?: Promise<void>; settle?: () => void }>();
+
+  const call = <T>(step: WebhookTimedStep, work: () => T) =>
+    timeBound(work, dedupeTimeoutMs, () => new WebhookTimeoutError(step, dedupeTimeoutMs));
+  /** A store call whose outcome no answer waits for (a give-back after a failed claim, a renewal, a late done mark). */
+  const quietly = async (step: WebhookTimedStep, work: () => unknown): Promise<void> => {
+    try {
+      await call(step, work);
+    } catch {
+      // Nobody to tell: the delivery was answered already, or is answered 500 for another reason.
+    }
+  };
+
+  /**
+   * Runs the handler within `handlerTimeoutMs`. Past it, aborts its signal (made only when the handler reads it)
+   * and hands the run, which goes on (JavaScript cannot stop it), to `overran`.
+   */
+  async function run(event: WebhookEvent, handler: RunHandler, stale: boolean, overran?: (work: PromiseLike<unknown>) => void): Promise<void> {
+    let controller: AbortController | undefined;
+    let work: unknown;
+    let timedOut = false;
+    const context: WebhookHandlerContext = {
+      stale,
+      get signal() {
+        return (controller ??= new AbortController()).signal;
+      },
+    };
+    try {
+      await timeBound(
+        () => (work = handler(event, context)),
+        handlerTimeoutMs,
+        () => ((timedOut = true), new WebhookTimeoutError('handler', handlerTimeoutMs)),
+      );
+    } catch (error) {
+      if (timedOut) {
+        (controller ??= new AbortController()).abort(error);
+        overran?.(work as PromiseLike<unknown>);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * A run past its time bound keeps its claim until it settles, so that no retry runs the handler beside it: the
+   * claim is renewed (claimed again under its own id) at once and then every `handlerTimeoutMs`, which
+   * `inFlightTtlMs` outlasts with two store calls. Settled, the event is marked done, or given back when the run
+   * failed, so a retry runs it. If this process dies meanwhile, the claim expires and a retry runs the handler.
+   */
+  async function outlive(work: PromiseLike<unknown>, key: string, context: WebhookClaimContext): Promise<void> {
+    let live = true;
+    const settled = Promise.resolve(work)
+      .then(() => 'complete' as const, () => 'release' as const)
+      .finally(() => (live = false));
+    // Claims expire only in a store that marks events done (without `complete`, a claim is the done mark).
+    while (live && store!.complete !== undefined) {
+      await quietly('claim', () => store!.claim(key, context));
+      await timeBound(() => settled, handlerTimeoutMs, () => new Error('renew'), true).catch(() => {});
+    }
+    const step = await settled;
+    await quietly(step, () => store![step]?.(key, context));
+  }
+
+  /** Gives the claim back (the handler failed): the service's retry then runs the handler. */
+  async function giveBack(key: string, context: WebhookClaimContext, event: WebhookEvent): Promise<void> {
+    if (store?.release === undefined) return;
+    try {
+      await call('release', () => store.release!(key, context));
+    } catch (error) {
+      // The claim stays until it expires (inFlightTtlMs); until then retries are answered 503.
+      await report(error, { status: 500, event });
+    }
+  }
+
+  return async function once(event, handler, latest) {
+    const key = store === undefined ? undefined : webhookDedupeKey(event);
+    if (key === undefined) {
+      await run(event, handler, false);
+      return true;
+    }
+    for (let waits = 0, entry = running.get(key); entry !== undefined && waits < MAX_LOCAL_WAITS; waits++, entry = running.get(key)) {
+      await (entry.done ??= new Promise((resolve) => (entry!.settle = resolve)));
+    }
+    if (running.has(key)) return false;
+    const entry: { done?: Promise<void>; settle?: () => void } = {};
+    running.set(key, entry);
+    const context: WebhookClaimContext = {
+      postId: event.data.id as string,
+      createdAt: instantOf(event.created_at, latest),
+      ttlMs: inFlightTtlMs,
+      claimId: crypto.randomUUID(),
+    };
+    try {
+      let claim: WebhookClaim;
+      try {
+        claim = toClaim(await call('claim', () => store!.claim(key, context)));
+      } catch (error) {
+        // A claim that landed all the same (after a time-out) would block the event until it expires: take it back.
+        quietly('release', () => store!.release?.(key, context));
+        throw error;
+      }
+      if (claim.state !== 'new') return claim.state === 'done';
+      let overran: PromiseLike<unknown> | undefined;
+      try {
+        await run(event, handler, claim.stale === true, (work) => (overran = work));
+      } catch (error) {
+        if (overran === undefined) await giveBack(key, context, event);
+        else void outlive(overran, key, context); // answered 500 now; the run keeps its claim until it settles
+        throw error;
+      }
+      try {
+        await call('complete', () => store!.complete?.(key, context));
+      } catch (error) {
+        // Handled, so 2xx; not marked done, so its claim expires and a duplicate after that may run it again.
+        await report(error, { status: 204, event });
+      }
+      return true;
+    } finally {
+      running.delete(key);
+      entry.settle?.();
+    }
+  };
+}
+
+/** A store as `handleOnce` calls it: a claim function alone is a store without `release` and `complete`. */
+export type ClaimStore = Partial<WebhookDedupeStore> & Pick<WebhookDedupeStore, 'claim'>;
+
+/** The `dedupe` option as the store to call, or `undefined` for `dedupe: false`. Methods are called on the store (`this` kept). */
+export function toStore(dedupe: WebhookDedupe | false | undefined): ClaimStore | undefined {
+  if (dedupe === false) return undefined;
+  if (dedupe === undefined) return memoryDedupe();
+  if (typeof dedupe === 'function') return { claim: dedupe };
+  if (typeof dedupe?.claim !== 'function') {
+    invalidOption('dedupe', 'must be a store ({ claim, release, complete }), a claim function, or false.');
+  }
+  return dedupe;
+}
+
+const STATES: readonly unknown[] = ['new', 'in-flight', 'done'];
+
+/**
+ * What `claim()` answered, as a `WebhookClaim`; a boolean (the first form of the contract): `true` new, `false` done.
+ * Booleans only: `undefined` (a store that forgot its `return`) taken as done would answer 2xx for an unhandled event.
+ */
+function toClaim(result: unknown): WebhookClaim {
+  const claim = typeof result === 'object' && result !== null ? (result as WebhookClaim) : { state: result };
+  if (STATES.includes(claim.state)) return claim as WebhookClaim;
+  if (typeof result === 'boolean') return { state: result ? 'new' : 'done' };
+  return invalidOption('dedupe', "claim() answered a state other than 'new', 'in-flight', 'done'.");
+}
+
+/**
+ * One time bound for every step of handling a delivery that the SDK does not control, a handler or a store call:
+ * `work()`'s result, or a rejection with `timedOut()` once `ms` have passed, whichever comes first. The work is
+ * not stopped (JavaScript cannot stop it): a result that comes later is dropped. A result that is not a promise
+ * (an in-memory store, a synchronous handler) is returned as it is, with no timer; a synchronous throw is thrown.
+ * `unref`: for a wait nobody answers on, the timer does not keep the process alive (Node, Bun, Deno).
+ */
+function timeBound<T>(work: () => T, ms: number, timedOut: () => Error, unref = false): T | Promise<Awaited<T>> {
+  const result = work();
+  if (typeof (result as PromiseLike<unknown> | null)?.then !== 'function') return result;
+  return new Promise<Awaited<T>>((resolve, reject) => {
+    const timer = setTimeout(() => reject(timedOut()), ms);
+    if (unref) (timer as { unref?: () => void }).unref?.();
+    (result as PromiseLike<Awaited<T>>).then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 }

@@ -3,11 +3,9 @@
  * request that already holds the raw body) and answering through a `ServerResponse`. Typed structurally, with
  * no `node:` import, so this entry stays Web-standards-only and its types need no `@types/node`.
  */
-import type { Answer, Delivery } from './handler.js';
+import { checkDeclaredLength, toRawBody, tooLarge, unreadable, type BodySource } from './body.js';
 import { reject } from './errors.js';
-import { toRawBody } from './body.js';
-import type { HeadersRecord } from './headers.js';
-import { checkDeclaredLength, tooLarge, unreadable } from './read-body.js';
+import type { HeadersRecord } from './signature.js';
 
 /**
  * What `.node()` needs of a request: node:http's `IncomingMessage` (Express's `req`), or an object with the
@@ -46,21 +44,18 @@ export interface NodeWebhookResponse {
   headersSent?: boolean | undefined;
 }
 
-/** A Node delivery, plus whether its body stream was left unread (then the connection is closed after the answer). */
-export interface NodeDelivery extends Delivery {
-  readonly bodyLeftUnread: () => boolean;
-}
-
-export function nodeDelivery(req: NodeWebhookRequest): NodeDelivery {
+/**
+ * The body of a Node request, read up to `limit`; `leftUnread` tells whether its stream was left unread (then the
+ * connection is closed after the answer).
+ */
+export function nodeBody(req: NodeWebhookRequest, limit: number): BodySource & { leftUnread(): boolean } {
   let readToEnd = false;
   const header = (name: string) => {
     const value = req.headers[name];
     return Array.isArray(value) ? value[0] : value;
   };
   return {
-    method: req.method,
-    headers: req.headers,
-    assertReadable() {
+    check() {
       if (req.body !== undefined) {
         // A body parser ran first: raw bytes or text verify, a parsed object cannot.
         try {
@@ -72,7 +67,7 @@ export function nodeDelivery(req: NodeWebhookRequest): NodeDelivery {
         unreadable(); // ended or destroyed: no `end` nor `close` would come, and the answer would never go
       }
     },
-    async read(limit) {
+    async read() {
       if (req.body !== undefined) {
         const body = toRawBody(req.body);
         const size = typeof body === 'string' ? new TextEncoder().encode(body).byteLength : body.byteLength;
@@ -87,7 +82,7 @@ export function nodeDelivery(req: NodeWebhookRequest): NodeDelivery {
     discard() {
       // Nothing to cancel on a Node stream we never subscribed to: the answer closes the connection instead.
     },
-    bodyLeftUnread() {
+    leftUnread() {
       if (req.body !== undefined || readToEnd) return false;
       const length = header('content-length');
       return header('transfer-encoding') !== undefined || (length !== undefined && length !== '0');
@@ -140,15 +135,11 @@ function thrown(fail: () => never): unknown {
   }
 }
 
-export function writeNodeAnswer(res: NodeWebhookResponse, { status, body, retryAfter }: Answer, delivery: NodeDelivery): void {
+/** Sends an answer, unless something else already began one. */
+export function writeNodeAnswer(res: NodeWebhookResponse, status: number, headers: Record<string, string>, body: string | null): void {
   if (res.headersSent === true) return;
   res.statusCode = status;
-  if (status === 405) res.setHeader('allow', 'POST');
-  if (retryAfter !== undefined) res.setHeader('retry-after', String(retryAfter));
-  if (body !== null) res.setHeader('content-type', 'text/plain; charset=utf-8');
-  // A body we did not read (rejected on its header, or over the cap) would otherwise be read to its end by
-  // node:http to keep the connection alive: close it instead.
-  if (delivery.bodyLeftUnread()) res.setHeader('connection', 'close');
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   if (body === null) res.end();
   else res.end(body);
 }

@@ -4,33 +4,14 @@
  * speak Fetch (`.fetch`) and node:http (`.node`). Imported by nothing the verifier uses, so a bundle of
  * `verifyWebhook` alone leaves all of this out.
  */
-import type { HmacBackend } from './backend.js';
-import type { WebhookDedupe } from './dedupe.js';
+import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionNames } from '../invalid-option.js';
+import { bodyLimit, requestBody, type BodySource } from './body.js';
+import { handleOnce, toStore, type RunHandler, type WebhookDedupe, type WebhookHandlerContext } from './dedupe.js';
 import { WebhookVerificationError } from './errors.js';
 import type { KnownWebhookEvent, UnknownWebhookEvent, WebhookEvent, WebhookEventType } from './event.js';
-import { handleOnce, ok, type RunHandler } from './handle-once.js';
-import { nodeDelivery, writeNodeAnswer, type NodeWebhookRequest, type NodeWebhookResponse } from './handler-node.js';
-import { assertUnreadRequest, bodyLimit, discardRequestBody, readRequestBody } from './read-body.js';
-import { toSecretList, type WebhookSecret } from './secret.js';
-import { checkSignature, toleranceOf, verifySigned, type VerifyWebhookClockOptions } from './verify.js';
-import { checkOptions, optionNames } from '../invalid-option.js';
-
-/** What every handler gets beside its event. */
-export interface WebhookHandlerContext {
-  /**
-   * `true` when an event of the same post (`data.id`) with a later `created_at` was already handled: this one
-   * arrived late (a retry, another instance). Skip the state change it would make, and return: it is answered
-   * 2xx like any other. Always `false` for an event without a string `data.id` or an ISO 8601 `created_at`, and
-   * for one whose `created_at` is later than its signature's timestamp plus `toleranceSeconds` (such an event does
-   * not move its post on either).
-   */
-  readonly stale: boolean;
-  /**
-   * Aborted when the handler runs past `handlerTimeoutMs` (the delivery is then answered 500): stop there. Until the
-   * handler settles its event stays claimed, so retries are answered 503.
-   */
-  readonly signal: AbortSignal;
-}
+import { nodeBody, writeNodeAnswer, type NodeWebhookRequest, type NodeWebhookResponse } from './handler-node.js';
+import type { HmacBackend, WebhookSecret } from './signature.js';
+import { toleranceOf, verifyDelivery, type VerifyWebhookClockOptions } from './verify.js';
 
 /**
  * One handler per event name, each given its own event type and a `WebhookHandlerContext`. A handler that
@@ -143,21 +124,8 @@ export interface WebhookHandler {
   node(req: NodeWebhookRequest, res: NodeWebhookResponse): Promise<void>;
 }
 
-/** A delivery as the core sees it, whatever server it came through. */
-export interface Delivery {
-  readonly method: string | undefined;
-  /** A Fetch `Headers` or a Node headers object. */
-  readonly headers: unknown;
-  /** Throws `body_not_raw` when the body is gone (read by someone else) or was parsed. Reads nothing. */
-  assertReadable(): void;
-  /** The raw body, at most `limit` bytes (`body_too_large` past that). */
-  read(limit: number): Promise<string | Uint8Array>;
-  /** Drops a body that will not be read. */
-  discard(): void;
-}
-
 /** The answer, whatever server it goes out through. */
-export interface Answer {
+interface Answer {
   readonly status: 204 | 400 | 405 | 500 | 503;
   readonly body: string | null;
   /** Seconds, sent as `Retry-After`. */
@@ -165,16 +133,51 @@ export interface Answer {
 }
 
 /** Reasons that are our configuration, not the sender's doing: a 500, so deliveries are retried once fixed. */
-const CONFIGURATION_REASONS: ReadonlySet<string> = new Set(['invalid_secret', 'body_not_raw']);
+const CONFIGURATION_REASONS: readonly string[] = ['invalid_secret', 'body_not_raw'];
 
 const serverError: Answer = { status: 500, body: 'server_error' };
+
+/** Under the time-outs of common senders (GitHub 10 s, Shopify 5 s, Stripe 20 s): our 500 comes first. */
+const DEFAULT_HANDLER_TIMEOUT_MS = 10_000;
+/** Each dedupe store call; a store slower than this is down for webhook purposes. */
+const DEFAULT_DEDUPE_TIMEOUT_MS = 5_000;
+/** Above a handler's whole time (10 s) plus its two store calls (2 × 5 s), so a live holder never loses its claim. */
+const DEFAULT_IN_FLIGHT_TTL_MS = 30_000;
+
+/** The answer once the event is handled (or has no handler). */
+const ok: Answer = { status: 204, body: null };
+
+/** The answer's headers, whichever server sends it. */
+function headersOf({ status, body, retryAfter }: Answer): Record<string, string> {
+  const headers: Record<string, string> = status === 405 ? { allow: 'POST' } : {};
+  if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
+  if (body !== null) headers['content-type'] = 'text/plain; charset=utf-8';
+  return headers;
+}
 
 /** `createWebhookHandler` with a given HMAC backend. */
 export function createHandlerWith(backend: HmacBackend, options: WebhookHandlerOptions): WebhookHandler {
   options = checkOptions(options, HANDLER_OPTIONS, 'createWebhookHandler()');
-  const limit = bodyLimit(options.maxBodyBytes); // a bad constant fails at start-up, not on the first delivery
+  // The options, checked here, at start-up: a bad constant fails now, not on the first delivery. Timers: past
+  // setTimeout's ceiling one fires at once, and every handler would time out. The claim's ttl is no timer.
+  const limit = bodyLimit(options.maxBodyBytes);
+  const handlerTimeoutMs = integerOption(options.handlerTimeoutMs, 'handlerTimeoutMs', DEFAULT_HANDLER_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
+  const dedupeTimeoutMs = integerOption(options.dedupeTimeoutMs, 'dedupeTimeoutMs', DEFAULT_DEDUPE_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
+  const inFlightTtlMs = integerOption(options.inFlightTtlMs, 'inFlightTtlMs', DEFAULT_IN_FLIGHT_TTL_MS, 1, Number.MAX_SAFE_INTEGER);
+  const holdMs = handlerTimeoutMs + 2 * dedupeTimeoutMs;
+  if (inFlightTtlMs <= holdMs) {
+    // Else a live, slow holder could lose its claim and a duplicate run the handler beside it.
+    invalidOption(
+      'inFlightTtlMs',
+      `is too short: inFlightTtlMs (${inFlightTtlMs}) must be longer than handlerTimeoutMs + 2 × dedupeTimeoutMs (${holdMs}). Raise it, or lower those two.`,
+    );
+  }
+  const store = toStore(options.dedupe);
   const { on, onUnknown, onError } = options;
-  const once = handleOnce(options, report);
+  const once = handleOnce({ store, handlerTimeoutMs, dedupeTimeoutMs, inFlightTtlMs }, report);
+  // By then the run in flight has finished or timed out: the retry finds it done, runs it, or (a run past its time
+  // bound goes on) is answered this again.
+  const inFlight: Answer = { status: 503, body: 'in_flight', retryAfter: Math.ceil(handlerTimeoutMs / 1000) };
 
   async function report(error: unknown, context: WebhookErrorContext): Promise<void> {
     try {
@@ -185,40 +188,27 @@ export function createHandlerWith(backend: HmacBackend, options: WebhookHandlerO
     }
   }
 
-  /**
-   * Configuration first, then everything the header decides, and only then the body. Also returns the latest
-   * `created_at` the event can have, in ms: its signature's timestamp plus the tolerance between the clocks.
-   */
-  async function verify(delivery: Delivery): Promise<[WebhookEvent, number]> {
-    const secrets = toSecretList(options.secret);
-    delivery.assertReadable();
-    const signature = checkSignature(delivery.headers, options);
-    const event = await verifySigned(backend, secrets, signature, await delivery.read(limit));
-    return [event, (signature.timestamp + toleranceOf(options)) * 1000];
-  }
-
-  function dispatch(event: WebhookEvent, latest: number): Answer | Promise<Answer> {
-    const run = (event.event === 'unknown' ? onUnknown : on[event.event]) as RunHandler | undefined;
-    return run === undefined ? ok : once(event, run, latest); // nobody listens: acknowledged, nothing remembered
-  }
-
-  async function answer(delivery: Delivery): Promise<Answer> {
-    if (delivery.method?.toUpperCase() !== 'POST') {
-      delivery.discard();
+  /** The answer to a delivery: its method, its headers (where the signature is) and its body. */
+  async function answer(method: string | undefined, headers: unknown, body: BodySource): Promise<Answer> {
+    if (method?.toUpperCase() !== 'POST') {
+      body.discard();
       return { status: 405, body: 'method_not_allowed' };
     }
     let event: WebhookEvent;
-    let latest: number;
+    // The latest `created_at` the event can have, in ms: its signature's timestamp plus the tolerance between the clocks.
+    let latest = 0;
     try {
-      [event, latest] = await verify(delivery);
+      event = await verifyDelivery(backend, { ...options, signature: headers, body }, (timestamp) => (latest = (timestamp + toleranceOf(options)) * 1000));
     } catch (error) {
-      delivery.discard(); // whatever of the body was not read stays unread
-      const rejected = error instanceof WebhookVerificationError && !CONFIGURATION_REASONS.has(error.reason);
+      body.discard(); // whatever of the body was not read stays unread
+      const rejected = error instanceof WebhookVerificationError && !CONFIGURATION_REASONS.includes(error.reason);
       await report(error, { status: rejected ? 400 : 500 });
       return rejected ? { status: 400, body: error.reason } : serverError;
     }
     try {
-      return await dispatch(event, latest);
+      const run = (event.event === 'unknown' ? onUnknown : on[event.event]) as RunHandler | undefined;
+      // Nobody listens: acknowledged, nothing remembered.
+      return run === undefined || (await once(event, run, latest)) ? ok : inFlight;
     } catch (error) {
       await report(error, { status: 500, event });
       return serverError;
@@ -227,22 +217,17 @@ export function createHandlerWith(backend: HmacBackend, options: WebhookHandlerO
 
   return {
     async fetch(request) {
-      const delivery: Delivery = {
-        method: request.method,
-        headers: request.headers,
-        assertReadable: () => assertUnreadRequest(request),
-        read: (max) => readRequestBody(request, max),
-        discard: () => discardRequestBody(request),
-      };
-      const { status, body, retryAfter } = await answer(delivery);
-      const headers: Record<string, string> = status === 405 ? { allow: 'POST' } : {};
-      if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
-      if (body !== null) headers['content-type'] = 'text/plain; charset=utf-8';
-      return new Response(body, { status, headers });
+      const answered = await answer(request.method, request.headers, requestBody(request, limit));
+      return new Response(answered.body, { status: answered.status, headers: headersOf(answered) });
     },
     async node(req, res) {
-      const delivery = nodeDelivery(req);
-      writeNodeAnswer(res, await answer(delivery), delivery);
+      const body = nodeBody(req, limit);
+      const answered = await answer(req.method, req.headers, body);
+      const headers = headersOf(answered);
+      // A body we did not read (rejected on its header, or over the cap) would otherwise be read to its end by
+      // node:http to keep the connection alive: close it instead.
+      if (body.leftUnread()) headers.connection = 'close';
+      writeNodeAnswer(res, answered.status, headers, answered.body);
     },
   };
 }

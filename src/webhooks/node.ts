@@ -1,26 +1,28 @@
 /**
- * Node-only. `@postsched/sdk/webhooks` under Node (package.json "exports" → "node"): the same API as
- * `index.ts`, with the HMAC on `node:crypto` (synchronous, several times faster than `crypto.subtle` in Node).
+ * Node-only. `@postsched/sdk/webhooks` under Node (package.json "exports" → "node"): everything `index.ts` exports,
+ * with its four functions bound here to node:crypto instead (synchronous, several times faster than `crypto.subtle`
+ * in Node). A name this file declares hides the one `export *` brings (local exports win over star exports), so
+ * both entries export the same names and pass the same tests (test/webhooks/entries.test.ts).
  */
 import { nodeCrypto } from './crypto-node.js';
+import type { WebhookEvent } from './event.js';
 import { createHandlerWith, type WebhookHandler, type WebhookHandlerOptions } from './handler.js';
+import type { WebhookSecret } from './signature.js';
+import { signWith, verifyDelivery, verifyRequestWith, type SignWebhookOptions, type VerifyWebhookOptions, type VerifyWebhookRequestOptions } from './verify.js';
 
-export * from './verifier-node.js';
-export * from './handler-public.js';
+export * from './index.js';
 
-/**
- * A ready-to-mount webhook endpoint: verifies each delivery (header and timestamp before the body, the body
- * read raw up to `maxBodyBytes`), claims the event (`dedupe`), runs the handler typed for its event within
- * `handlerTimeoutMs`, and answers 204 / 503 while it is in flight elsewhere / 400 with the reason / 500 so the
- * service retries / 405. Adapters: `.fetch(request)` and `.node(req, res)`.
- *
- * @example
- * const webhooks = createWebhookHandler({
- *   secret: process.env.POSTSCHED_WEBHOOK_SECRET!,
- *   on: { 'post.published': (event) => queue.add('published', { id: event.data.id, at: event.data.published_at }) },
- * })
- * export const POST = webhooks.fetch          // Next.js route; Express: app.post('/webhooks', webhooks.node)
- */
+/** `verifyWebhook` of `index.ts` on node:crypto: verifies a delivery and returns its typed event, or throws `WebhookVerificationError`. */
+export const verifyWebhook: (options: VerifyWebhookOptions) => Promise<WebhookEvent> = /* @__PURE__ */ verifyDelivery.bind(undefined, nodeCrypto);
+
+/** `verifyWebhookRequest` of `index.ts` on node:crypto: verifies a Fetch `Request`, its body read once the header passed. */
+export const verifyWebhookRequest: (request: Request, secret: WebhookSecret, options?: VerifyWebhookRequestOptions) => Promise<WebhookEvent> =
+  /* @__PURE__ */ verifyRequestWith.bind(undefined, nodeCrypto);
+
+/** `signWebhook` of `index.ts` on node:crypto: signs a body as the service does; returns the `X-Service-Signature` value. */
+export const signWebhook: (options: SignWebhookOptions) => Promise<string> = /* @__PURE__ */ signWith.bind(undefined, nodeCrypto);
+
+/** `createWebhookHandler` of `index.ts` on node:crypto: a ready-to-mount webhook endpoint (`.fetch`, `.node`). */
 export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHandler {
   return createHandlerWith(nodeCrypto, options);
 }

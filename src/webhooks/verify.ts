@@ -1,20 +1,32 @@
 /**
- * The verification steps, shared by both runtimes; the HMAC backend is passed in by the entry file.
- * Order: configuration mistakes first (secret, body), then the header, the clock, and only then the body
- * (read, when the SDK reads it, up to a cap), the HMAC, the JSON.
+ * Verification: the options, the one verify sequence (`verifyDelivery`) behind `verifyWebhook`,
+ * `verifyWebhookRequest` and `createWebhookHandler`, and `signWebhook`. Shared by both runtimes: the entry file
+ * passes the HMAC backend in.
  */
-import { PostSchedError } from '../base-error.js';
 import { integerOption, invalidOption } from '../invalid-option.js';
-import type { HmacBackend } from './backend.js';
-import { bodyText, toRawBody, type WebhookBody } from './body.js';
-import { DEFAULT_WEBHOOK_TOLERANCE_SECONDS } from './constants.js';
+import { bodyText, requestBody, toRawBody, type BodySource, type WebhookBody } from './body.js';
 import { reject } from './errors.js';
 import { toWebhookEvent, type WebhookEvent } from './event.js';
-import { readSignatureHeader, type WebhookSignature } from './headers.js';
-import { encodeHex } from './hex.js';
-import { parseSignatureHeader, type ParsedSignature } from './parse-signature.js';
-import { assertUnreadRequest, bodyLimit, discardRequestBody, readRequestBody } from './read-body.js';
-import { toSecretList, type WebhookSecret } from './secret.js';
+import {
+  encodeHex,
+  isPending,
+  parseSignatureHeader,
+  readSignatureHeader,
+  toSecretList,
+  type HmacBackend,
+  type ParsedSignature,
+  type WebhookSecret,
+  type WebhookSignature,
+} from './signature.js';
+
+/**
+ * Default tolerance, in seconds, between the signature timestamp and the receiver's clock, both ways.
+ * The spec does not give one (§5 "Webhook signature" 5); see assumptions.md "Webhook timestamp tolerance".
+ *
+ * @example
+ * await verifyWebhook({ body, signature, secret, toleranceSeconds: DEFAULT_WEBHOOK_TOLERANCE_SECONDS * 2 })
+ */
+export const DEFAULT_WEBHOOK_TOLERANCE_SECONDS = 300;
 
 /** Options of `verifyWebhookRequest` (and of `verifyWebhook`, beside body, signature and secret). */
 export interface VerifyWebhookClockOptions {
@@ -57,11 +69,9 @@ export interface SignWebhookOptions {
   timestamp?: number | Date | undefined;
 }
 
-/** Unix seconds of `time` (a Date, or milliseconds), now when undefined; `what` names it and its fix in the error. */
-function seconds(time: Date | number | undefined, what: string): number {
-  const ms = time === undefined ? Date.now() : typeof time === 'number' ? time : time.getTime();
-  if (!Number.isFinite(ms)) throw new PostSchedError(`Invalid ${what}`);
-  return Math.floor(ms / 1000);
+/** Unix seconds of `time` (a Date, or milliseconds), now when undefined; `NaN` for an invalid Date. */
+function seconds(time: Date | number | undefined): number {
+  return Math.floor((time === undefined ? Date.now() : typeof time === 'number' ? time : time.getTime()) / 1000);
 }
 
 /** `toleranceSeconds`, checked, or its default. */
@@ -69,104 +79,60 @@ export function toleranceOf(options: VerifyWebhookClockOptions): number {
   return integerOption(options.toleranceSeconds, 'toleranceSeconds', DEFAULT_WEBHOOK_TOLERANCE_SECONDS, 0, Number.MAX_SAFE_INTEGER);
 }
 
-function checkClock(timestamp: number, options: VerifyWebhookClockOptions): void {
-  const tolerance = toleranceOf(options);
-  const age = seconds(options.now, 'now: pass a Date or milliseconds since 1970') - timestamp;
-  if (age > tolerance) {
-    reject('timestamp_too_old', `Timestamp ${age}s old, over ${tolerance}s tolerance: a replay, or a slow clock`);
-  }
-  if (-age > tolerance) {
-    reject('timestamp_in_future', `Timestamp ${-age}s ahead, over ${tolerance}s tolerance: check the clock`);
-  }
-}
-
-/**
- * The checks that need no body: the header is present and well formed, its timestamp within tolerance.
- * Throws the reason otherwise; run before a body is read.
- */
-export function checkSignature(signature: unknown, options: VerifyWebhookClockOptions): ParsedSignature {
+/** The checks that need no body: the header is present and well formed, its timestamp within tolerance. */
+function checkSignature(signature: unknown, options: VerifyWebhookClockOptions): ParsedSignature {
   const header = readSignatureHeader(signature);
-  if (header === undefined) {
-    reject('missing_signature', 'X-Service-Signature header is missing');
-  }
+  if (header === undefined) reject('missing_signature', 'X-Service-Signature header is missing');
   const parsed = parseSignatureHeader(header);
-  checkClock(parsed.timestamp, options);
+  const tolerance = toleranceOf(options);
+  const now = seconds(options.now);
+  if (!Number.isFinite(now)) invalidOption('now', 'must be a Date or milliseconds since 1970.');
+  const age = now - parsed.timestamp;
+  if (age > tolerance) reject('timestamp_too_old', `Timestamp ${age}s old, over ${tolerance}s tolerance: a replay, or a slow clock`);
+  if (-age > tolerance) reject('timestamp_in_future', `Timestamp ${-age}s ahead, over ${tolerance}s tolerance: check the clock`);
   return parsed;
 }
 
-/**
- * Where the body comes from when the SDK reads it (a Fetch Request, a Node request): checked for a configuration
- * mistake before anything else, read only once the header passed, discarded when it did not.
- */
-export interface BodyReader {
-  /** Throws `body_not_raw` when the body cannot be read raw (already read, not a request). */
-  check(): void;
-  /** The exact bytes, up to the cap. */
-  read(): Promise<Uint8Array>;
-  /** Drops a body that will not be read, so the runtime does not buffer it. */
-  discard(): void;
+/** A delivery as the verify sequence takes it: a raw body given by the user, or a `BodySource` the SDK reads. */
+export interface Delivery extends VerifyWebhookClockOptions {
+  readonly secret: unknown;
+  readonly signature: unknown;
+  readonly body: unknown;
 }
 
 /**
  * The verify sequence, assembled here once for `verifyWebhook`, `verifyWebhookRequest` and the handler:
- * configuration mistakes first (the secret, then the body: given raw, or a reader), then everything the header
- * decides, and only then the body, the HMAC, the JSON. Not async: with a body given, the HMAC starts before it
- * returns, and the checks before it reject the promise it returns.
+ * configuration mistakes first (the secret, then the body: given raw, or a source that can still be read), then
+ * everything the header decides, and only then the body (read from its source, which is discarded when the header
+ * fails), the HMAC against each secret, the JSON. `signed` is told the signature's timestamp once the header passed.
+ * With the body given, everything up to the HMAC runs before this returns: a check that fails rejects the promise
+ * returned, and the HMAC is under way.
  */
-export function verifyDelivery(
-  backend: HmacBackend,
-  delivery: { secret: unknown; signature: unknown; body: unknown } & VerifyWebhookClockOptions,
-): Promise<WebhookEvent> {
+export async function verifyDelivery(backend: HmacBackend, delivery: Delivery, signed?: (timestamp: number) => void): Promise<WebhookEvent> {
+  const { body } = delivery;
+  const secrets = toSecretList(delivery.secret);
+  // Told apart by `check`, which a user's body never has: a Node stream has `read` too, and is body_not_raw.
+  const source = typeof (body as Partial<BodySource> | null)?.check === 'function' ? (body as BodySource) : undefined;
+  const raw = source === undefined ? toRawBody(body) : (source.check(), undefined);
+  let header: ParsedSignature;
   try {
-    const { body } = delivery;
-    const secrets = toSecretList(delivery.secret);
-    // Told apart by `check`, which a user's body never has: a Node stream has `read` too, and is body_not_raw.
-    const reader = typeof (body as Partial<BodyReader> | null)?.check === 'function' ? (body as BodyReader) : undefined;
-    const raw = reader === undefined ? toRawBody(body) : (reader.check(), undefined);
-    let parsed: ParsedSignature;
-    try {
-      parsed = checkSignature(delivery.signature, delivery);
-    } catch (error) {
-      reader?.discard();
-      throw error;
-    }
-    return raw === undefined ? reader!.read().then((bytes) => verifySigned(backend, secrets, parsed, bytes)) : verifySigned(backend, secrets, parsed, raw);
+    header = checkSignature(delivery.signature, delivery);
   } catch (error) {
-    return Promise.reject(error);
+    source?.discard();
+    throw error;
   }
-}
-
-/** A Fetch Request's body as a `BodyReader`, read up to `maxBodyBytes`. */
-export function requestBody(request: Request, maxBodyBytes: number | undefined): BodyReader {
-  let limit = 0;
-  return {
-    check: () => {
-      limit = bodyLimit(maxBodyBytes);
-      assertUnreadRequest(request);
-    },
-    read: () => readRequestBody(request, limit),
-    discard: () => discardRequestBody(request),
-  };
-}
-
-/** The body's part of the checks, once `checkSignature` passed: the HMAC against each secret, then the JSON. */
-export async function verifySigned(
-  backend: HmacBackend,
-  secrets: readonly string[],
-  { timestampText, signatures }: ParsedSignature,
-  body: string | Uint8Array,
-): Promise<WebhookEvent> {
+  signed?.(header.timestamp);
+  const bytes = raw ?? (await source!.read());
   // Signed string: "<t>.<raw body>" (spec §5 "Webhook signature" 2); one HMAC per secret, then cheap compares.
-  const macs = secrets.map((secret) => backend.hmac(secret, `${timestampText}.`, body));
+  const macs = secrets.map((secret) => backend.hmac(secret, `${header.timestampText}.`, bytes));
   // Web Crypto's HMACs are under way off the main thread: parse meanwhile. node:crypto's are done: parse only
   // once a signature matches. Either way a parse failure is reported only after the signature check.
-  // Told apart by `then`, not `instanceof Promise`: edge-runtime's crypto.subtle answers with another realm's promises.
-  let parsed = typeof (macs[0] as { then?: unknown }).then === 'function' ? parseJson(body) : undefined; // JSON.parse never gives undefined
+  let parsed = isPending(macs[0]) ? parseJson(bytes) : undefined; // JSON.parse never gives undefined
   const expected = parsed === undefined ? (macs as Uint8Array[]) : await Promise.all(macs);
-  if (!expected.some((mac) => signatures.some((received) => backend.equal(mac, received)))) {
+  if (!expected.some((mac) => header.signatures.some((received) => backend.equal(mac, received)))) {
     reject('no_matching_signature', 'No v1 signature matches: check the secret; pass the raw body');
   }
-  if (parsed === undefined) parsed = parseJson(body);
+  if (parsed === undefined) parsed = parseJson(bytes);
   // No `cause`: the engine's message quotes the body.
   if (parsed === INVALID) reject('invalid_json', 'Signed body is not UTF-8 JSON');
   return toWebhookEvent(parsed);
@@ -192,7 +158,7 @@ export async function signWith(backend: HmacBackend, options: SignWebhookOptions
   const [secret] = toSecretList(options.secret) as [string];
   const body = toRawBody(options.body);
   const timestamp = options.timestamp;
-  const t = typeof timestamp === 'number' ? timestamp : seconds(timestamp, 'timestamp: pass a Date or whole Unix seconds');
-  if (!Number.isSafeInteger(t) || t < 0) invalidOption('timestamp', 'must be whole seconds ≥ 0.');
+  const t = typeof timestamp === 'number' ? timestamp : seconds(timestamp);
+  if (!Number.isSafeInteger(t) || t < 0) invalidOption('timestamp', 'must be a Date or whole Unix seconds ≥ 0.');
   return `t=${t},v1=${encodeHex(new Uint8Array(await backend.hmac(secret, `${t}.`, body)))}`;
 }

@@ -297,6 +297,7 @@ describe.each(backends)('in flight, time bounds and order ($name)', ({ api }) =>
       const webhooks = make({ dedupe: { claim: () => ({ state: 'maybe' }) as never, release: () => {} }, onError, on: { 'post.published': () => {} } });
       expect((await webhooks.fetch(delivery())).status).toBe(500);
       expect(String(onError.mock.calls[0]![0])).toMatch(/a state other than 'new', 'in-flight', 'done'/);
+      expect(onError.mock.calls[0]![0]).toBeInstanceOf(ValidationError); // the store is configuration: named like an option
     });
 
     it('answers 500, never 204, to a claim() that answers nothing, null, 0, "" or a word (only booleans are the first form)', async () => {

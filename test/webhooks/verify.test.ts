@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { PostSchedError } from '@postsched/sdk';
+import { PostSchedError, ValidationError } from '@postsched/sdk';
 import { NOW, SECRET, T, backends, header, hmacHex, publishedBody, thrown } from './backends.js';
 
 const emojiBody = JSON.stringify({
@@ -139,10 +139,11 @@ describe.each(backends)('verifyWebhook ($name)', ({ api }) => {
       expect((await thrown(() => verify(options))).message).toMatch(message);
     });
 
-    it('refuses a `now` that is not a time, saying what to pass', async () => {
+    it('refuses a `now` that is not a time, saying what to pass (a ValidationError naming it, as every option)', async () => {
       const error = await thrown(() => verify({ now: new Date('not a date') }));
-      expect(error).toBeInstanceOf(PostSchedError);
-      expect(error.message).toMatch(/Invalid now: pass a Date or milliseconds/);
+      expect(error).toBeInstanceOf(ValidationError);
+      expect(error).toMatchObject({ path: ['now'] });
+      expect(error.message).toMatch(/^`now` must be a Date or milliseconds/);
     });
 
     it('rejects the promise it returns, never throwing synchronously', async () => {
@@ -314,6 +315,11 @@ describe.each(backends)('verifyWebhook ($name)', ({ api }) => {
 
     it('refuses a fractional timestamp and an invalid secret with typed errors', async () => {
       await expect(signWebhook({ body: '', secret: SECRET, timestamp: 1.5 })).rejects.toBeInstanceOf(PostSchedError);
+      for (const timestamp of [1.5, -1, new Date('not a date')]) {
+        const refused = await thrown(() => signWebhook({ body: '', secret: SECRET, timestamp }));
+        expect(refused).toBeInstanceOf(ValidationError);
+        expect(refused).toMatchObject({ path: ['timestamp'] });
+      }
       const error = await thrown(() => signWebhook({ body: '', secret: `${SECRET} ` }));
       expect(error.reason).toBe('invalid_secret');
     });

@@ -2,6 +2,7 @@
  * The fake's in-memory state: what the service knows (apps, accounts, posts, media, grants, tokens,
  * webhook endpoints) and the wire shapes it answers with. One `State` per fake; nothing is global.
  */
+import type { WebhookEventType } from '../../webhooks/index.js';
 
 /**
  * A post as the fake holds and sends it (the wire contract's post, plus any extra fields the client sent). The fake's
@@ -104,8 +105,8 @@ export interface WebhookEndpoint {
   events: WebhookEventType[];
 }
 
-/** The four events of spec section 6. */
-export type WebhookEventType = 'post.scheduled' | 'post.published' | 'post.failed' | 'post.deleted';
+/** The four events of spec section 6: the webhooks entry's type, so that the built types name one. */
+export type { WebhookEventType };
 
 /** Every event type, in the spec's order. */
 export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
