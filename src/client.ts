@@ -19,7 +19,7 @@ import { Accounts } from './resources/accounts.js';
 import { Analytics } from './resources/analytics.js';
 import { Media } from './resources/media.js';
 import { Posts } from './resources/posts.js';
-import { checkOptions, integerOption, invalidOption, MAX_RETRIES, MAX_TIMEOUT_MS, optionalFunction } from './invalid-option.js';
+import { checkOptions, invalidOption, optionalFunction } from './invalid-option.js';
 import { inspectAs } from './oauth/inspect.js';
 
 export type { Auth } from './http/auth.js';

@@ -2,7 +2,7 @@
  * createWebhookHandler().node on real sockets (127.0.0.1): node:http, Express (with and without body parsers) and
  * Fastify (raw Buffer body); duplicate, failing and forged deliveries; bodies refused without being read.
  */
-import { request as httpRequest, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import express from 'express';
 import Fastify from 'fastify';
