@@ -5,8 +5,9 @@ import { PostSchedError } from '../base-error.js';
 import { ValidationError } from '../errors.js';
 import { ReauthorizationRequiredError, TokenStoreError, type TokenStoreOperation } from './errors.js';
 import { inspectAs } from './inspect.js';
-import { copy, describeTokens, MemoryTokenStore } from './memory-token-store.js';
+import { MemoryTokenStore } from './memory-token-store.js';
 import { newestKnown, recordRotation, recordStored, refreshOnce } from './shared-refresh.js';
+import { copyTokenSet, describeTokens, sameTokens, tokenSetProblem } from './token-set.js';
 import type { AccessTokenProvider, TokenSet, TokenStore } from './types.js';
 import { checkOptions, invalidOption, optionalFunction, optionNames } from '../invalid-option.js';
 
@@ -223,7 +224,7 @@ export class TokenManager implements AccessTokenProvider {
    * await manager.setTokens(await oauth.exchangeCode(callbackUrl, session.oauth))
    */
   async setTokens(tokens: TokenSet): Promise<void> {
-    const problem = tokenSetProblem(tokens) ?? (this.#isOthers(tokens) ? "is stamped with another user's id (`userId`)" : undefined);
+    const problem = tokenSetProblem(tokens)?.problem ?? (this.#isOthers(tokens) ? "is stamped with another user's id (`userId`)" : undefined);
     if (problem !== undefined) invalidOption('tokens', `${problem}: pass the TokenSet from exchangeCode() to setTokens().`);
     const copy = this.#stamp(tokens);
     await this.#flight?.promise.then(noop, noop);
@@ -259,7 +260,7 @@ export class TokenManager implements AccessTokenProvider {
     if (pending === undefined || (stored !== undefined && !sameTokens(stored, pending.tokens) && stored.refreshToken !== pending.expected)) {
       return stored;
     }
-    return copy(pending.tokens); // the caller may change what it gets: not the tokens still to be saved
+    return copyTokenSet(pending.tokens); // the caller may change what it gets: not the tokens still to be saved
   }
 
   #startFlight(forcing: string | undefined): Flight {
@@ -543,7 +544,7 @@ export class TokenManager implements AccessTokenProvider {
     const problem =
       stored === null
         ? 'returned null; return undefined when no tokens are stored'
-        : (tokenSetProblem(stored) ??
+        : (tokenSetProblem(stored)?.problem ??
           (this.#isOthers(stored as TokenSet) ? "returned another user's tokens (another `userId`): a user's store must read only that user's key" : undefined));
     if (problem !== undefined) throw new TokenStoreError('get', new TypeError(`get() ${problem.replace(/^(is|has)/, 'returned a value that $1')}`));
     return stored as TokenSet;
@@ -556,7 +557,7 @@ export class TokenManager implements AccessTokenProvider {
 
   /** A copy of `tokens` to write, stamped with this manager's user, if it has one. */
   #stamp(tokens: TokenSet): TokenSet {
-    const stamped = copy(tokens);
+    const stamped = copyTokenSet(tokens);
     if (this.#userId !== undefined) stamped.userId = this.#userId;
     return stamped;
   }
@@ -598,35 +599,10 @@ export class TokenManager implements AccessTokenProvider {
 
 function noop(): void {}
 
-function sameTokens(a: TokenSet, b: TokenSet): boolean {
-  return a.accessToken === b.accessToken && a.refreshToken === b.refreshToken;
-}
-
 function milliseconds(value: unknown, name: string, fallback: number, min: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > 2_147_483_647) {
     invalidOption(name, `must be a number of milliseconds from ${min} to 2147483647.`);
   }
   return value;
-}
-
-/**
- * What is wrong with a would-be TokenSet, or `undefined`: enough of a check that a wrong object fails where it
- * enters (setTokens, a store's get), not at the first API call. Values are never echoed.
- */
-function tokenSetProblem(tokens: unknown): string | undefined {
-  const t = tokens as Partial<Record<keyof TokenSet, unknown>> | null;
-  if (typeof t === 'string') return 'is a string, not a TokenSet object (parse it with JSON.parse first)';
-  if (typeof t !== 'object' || t === null) return `is ${t === null ? 'null' : `a ${typeof t}`}, not a TokenSet object`;
-  if (typeof t.accessToken !== 'string' || t.accessToken === '') return `has no accessToken string (got ${kind(t.accessToken)})`;
-  if (t.refreshToken !== undefined && typeof t.refreshToken !== 'string') return `has a refreshToken that is not a string (got ${kind(t.refreshToken)})`;
-  // Inside Date's range, so every date computed from it (and util.inspect) works.
-  if (typeof t.expiresAt !== 'number' || !Number.isFinite(t.expiresAt) || Math.abs(t.expiresAt) > 8.64e15) return 'has no numeric expiresAt (epoch ms)';
-  if (!Array.isArray(t.scopes) || !t.scopes.every((s) => typeof s === 'string')) return 'has no scopes array of strings';
-  if (t.tokenType !== 'bearer') return "has a tokenType other than 'bearer'";
-  return undefined;
-}
-
-function kind(value: unknown): string {
-  return value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 }

@@ -1,0 +1,84 @@
+/**
+ * The TokenSet as a value: its one shape check, copy, comparison, inspect text and compare-and-set rule, used by the
+ * token manager and by every token store (MemoryTokenStore, RedisTokenStore's codec, …).
+ *
+ * The check is written out rather than a zod schema: it runs in the main entry (every `setTokens` and every store
+ * read), where zod/mini would add about 5.5 KB gz for six fields, and a second, schema-made check of the same shape
+ * in the stores could disagree with it.
+ */
+import type { TokenSet, TokenStoreSetOptions } from './types.js';
+
+/** What is wrong with a would-be TokenSet: the field (`''` for the whole value) and a phrase that never quotes a value. */
+export interface TokenSetProblem {
+  readonly field: string;
+  /** Starts with `is` or `has`: "has no accessToken string (got a number)". */
+  readonly problem: string;
+}
+
+/**
+ * What is wrong with `value` as a TokenSet, or `undefined`: enough of a check that a wrong object fails where it
+ * enters (setTokens, a store's get, a stored value), not at the first API call. Fields it does not know are kept.
+ */
+export function tokenSetProblem(value: unknown): TokenSetProblem | undefined {
+  const t = value as Partial<Record<keyof TokenSet, unknown>> | null;
+  const whole = (problem: string) => ({ field: '', problem });
+  if (typeof t === 'string') return whole('is a string, not a TokenSet object (parse it with JSON.parse first)');
+  if (typeof t !== 'object' || t === null) return whole(`is ${t === null ? 'null' : `a ${typeof t}`}, not a TokenSet object`);
+  if (typeof t.accessToken !== 'string' || t.accessToken === '') return { field: 'accessToken', problem: `has no accessToken string (got ${kind(t.accessToken)})` };
+  if (t.refreshToken !== undefined && typeof t.refreshToken !== 'string') {
+    return { field: 'refreshToken', problem: `has a refreshToken that is not a string (got ${kind(t.refreshToken)})` };
+  }
+  // Inside Date's range, so every date computed from it (and util.inspect) works.
+  if (typeof t.expiresAt !== 'number' || !isDateTime(t.expiresAt)) return { field: 'expiresAt', problem: 'has no numeric expiresAt (epoch ms)' };
+  if (!Array.isArray(t.scopes) || !t.scopes.every((s) => typeof s === 'string')) return { field: 'scopes', problem: 'has no scopes array of strings' };
+  if (t.tokenType !== 'bearer') return { field: 'tokenType', problem: "has a tokenType other than 'bearer'" };
+  return undefined;
+}
+
+/**
+ * `value` as a TokenSet, or a `TypeError` "`source` returned a value that has no accessToken string (got a number)"
+ * (`source`: where the value came from, e.g. `get()`); the value is never echoed.
+ */
+export function parseTokenSet(value: unknown, source: string): TokenSet {
+  const found = tokenSetProblem(value);
+  if (found !== undefined) throw new TypeError(`${source} ${found.problem.replace(/^(is|has)/, 'returned a value that $1')}`);
+  return value as TokenSet;
+}
+
+/** Copies so that a caller mutating the object it got (or gave) cannot change the tokens held (every store). */
+export function copyTokenSet(tokens: TokenSet): TokenSet {
+  return { ...tokens, scopes: [...tokens.scopes] };
+}
+
+/** Whether `a` and `b` are the same tokens: the same access and refresh token. */
+export function sameTokens(a: TokenSet, b: TokenSet): boolean {
+  return a.accessToken === b.accessToken && a.refreshToken === b.refreshToken;
+}
+
+/**
+ * The compare-and-set rule of `TokenStoreSetOptions.expectedRefreshToken`, for stores that hold the decoded
+ * TokenSet: write when nothing is stored, when the stored refresh token is the expected one, or when the stored
+ * tokens are the very ones being written (a repeated write).
+ */
+export function acceptsWrite(stored: TokenSet | undefined, tokens: TokenSet, options: TokenStoreSetOptions | undefined): boolean {
+  const expected = options?.expectedRefreshToken;
+  if (expected === undefined || stored === undefined) return true;
+  return stored.refreshToken === expected || sameTokens(stored, tokens);
+}
+
+/** "expiresAt: 2025-01-01T00:00:00.000Z, scopes: posts:read": safe facts about a TokenSet, for inspect output. */
+export function describeTokens(tokens: TokenSet | undefined): string {
+  if (tokens === undefined) return 'hasTokens: false';
+  // Outside Date's range toISOString would throw inside util.inspect.
+  if (!isDateTime(tokens.expiresAt)) return 'hasTokens: true';
+  return `hasTokens: true, expiresAt: ${new Date(tokens.expiresAt).toISOString()}, scopes: '${tokens.scopes.join(' ')}'`;
+}
+
+/** Finite and inside Date's range (±8.64e15 ms). */
+function isDateTime(ms: number): boolean {
+  return Number.isFinite(ms) && Math.abs(ms) <= 8.64e15;
+}
+
+function kind(value: unknown): string {
+  return value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+}
