@@ -45,14 +45,24 @@ export function parseTokenSet(value: unknown, source: string): TokenSet {
   return value as TokenSet;
 }
 
-/** Copies so that a caller mutating the object it got (or gave) cannot change the tokens held (every store). */
-export function copyTokenSet(tokens: TokenSet): TokenSet {
-  return { ...tokens, scopes: [...tokens.scopes] };
+/**
+ * Copies so that a caller mutating the object it got (or gave) cannot change the tokens held (every store).
+ * `userId`: the copy is stamped with that user (the manager of a `UserClients` user writes only stamped tokens).
+ */
+export function copyTokenSet(tokens: TokenSet, userId?: string): TokenSet {
+  const copy = { ...tokens, scopes: [...tokens.scopes] };
+  if (userId !== undefined) copy.userId = userId;
+  return copy;
 }
 
 /** Whether `a` and `b` are the same tokens: the same access and refresh token. */
 export function sameTokens(a: TokenSet, b: TokenSet): boolean {
   return a.accessToken === b.accessToken && a.refreshToken === b.refreshToken;
+}
+
+/** Whether `tokens` are stamped with a user other than `userId` (tokens without a stamp, stored before it, are not). */
+export function isOtherUsers(tokens: TokenSet, userId: string | undefined): boolean {
+  return userId !== undefined && tokens.userId !== undefined && tokens.userId !== userId;
 }
 
 /**
