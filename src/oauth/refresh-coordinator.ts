@@ -182,7 +182,7 @@ export class RefreshCoordinator {
     // `run` is done: its outcome stands once the lock settles, or `storeTimeoutMs` later (no error: `hung` says which).
     const ran = outcome;
     await ran.then(noop, noop);
-    const hung = new Error('the lock was not released in time');
+    const hung = new Error();
     return timeBound(() => locked, storeTimeoutMs, () => hung).catch((error: unknown) => {
       if (error !== hung) throw error;
       return ran;

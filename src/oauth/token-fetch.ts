@@ -36,7 +36,7 @@ export function createTokenFetch(userFetch: FetchLike | undefined, timeoutMs: nu
           return bufferResponse(response, MAX_TOKEN_RESPONSE_BYTES, 'A token answer is a few hundred bytes: check the base URL.');
         },
         timeoutMs,
-        () => (controller.abort(), new Error('timed out')),
+        () => (controller.abort(), new Error()), // a TimeoutError below
       );
     } catch (error) {
       if (controller.signal.aborted) {

@@ -182,7 +182,7 @@ export class TokenManager implements AccessTokenProvider {
    * await manager.setTokens(await oauth.exchangeCode(callbackUrl, session.oauth))
    */
   async setTokens(tokens: TokenSet): Promise<void> {
-    const problem = tokenSetProblem(tokens)?.problem ?? (this.#saved.isOthers(tokens) ? "is stamped with another user's id (`userId`)" : undefined);
+    const problem = tokenSetProblem(tokens) ?? (this.#saved.isOthers(tokens) ? "is stamped with another user's id (`userId`)" : undefined);
     if (problem !== undefined) invalidOption('tokens', `${problem}: pass the TokenSet from exchangeCode() to setTokens().`);
     const stamped = this.#saved.stamp(tokens);
     await this.#flights.settled();

@@ -8,30 +8,21 @@
  */
 import type { TokenSet, TokenStoreSetOptions } from './types.js';
 
-/** What is wrong with a would-be TokenSet: the field (`''` for the whole value) and a phrase that never quotes a value. */
-export interface TokenSetProblem {
-  readonly field: string;
-  /** Starts with `is` or `has`: "has no accessToken string (got a number)". */
-  readonly problem: string;
-}
-
 /**
- * What is wrong with `value` as a TokenSet, or `undefined`: enough of a check that a wrong object fails where it
- * enters (setTokens, a store's get, a stored value), not at the first API call. Fields it does not know are kept.
+ * What is wrong with `value` as a TokenSet, or `undefined`: a phrase starting with `is` or `has` that names the field
+ * and never quotes a value ("has no accessToken string (got a number)"). Enough of a check that a wrong object fails
+ * where it enters (setTokens, a store's get, a stored value), not at the first API call. Unknown fields are kept.
  */
-export function tokenSetProblem(value: unknown): TokenSetProblem | undefined {
+export function tokenSetProblem(value: unknown): string | undefined {
   const t = value as Partial<Record<keyof TokenSet, unknown>> | null;
-  const whole = (problem: string) => ({ field: '', problem });
-  if (typeof t === 'string') return whole('is a string, not a TokenSet object (parse it with JSON.parse first)');
-  if (typeof t !== 'object' || t === null) return whole(`is ${t === null ? 'null' : `a ${typeof t}`}, not a TokenSet object`);
-  if (typeof t.accessToken !== 'string' || t.accessToken === '') return { field: 'accessToken', problem: `has no accessToken string (got ${kind(t.accessToken)})` };
-  if (t.refreshToken !== undefined && typeof t.refreshToken !== 'string') {
-    return { field: 'refreshToken', problem: `has a refreshToken that is not a string (got ${kind(t.refreshToken)})` };
-  }
+  if (typeof t === 'string') return 'is a string, not a TokenSet object (parse it with JSON.parse first)';
+  if (typeof t !== 'object' || t === null) return `is ${t === null ? 'null' : `a ${typeof t}`}, not a TokenSet object`;
+  if (typeof t.accessToken !== 'string' || t.accessToken === '') return `has no accessToken string (got ${kind(t.accessToken)})`;
+  if (t.refreshToken !== undefined && typeof t.refreshToken !== 'string') return `has a refreshToken that is not a string (got ${kind(t.refreshToken)})`;
   // Inside Date's range, so every date computed from it (and util.inspect) works.
-  if (typeof t.expiresAt !== 'number' || !isDateTime(t.expiresAt)) return { field: 'expiresAt', problem: 'has no numeric expiresAt (epoch ms)' };
-  if (!Array.isArray(t.scopes) || !t.scopes.every((s) => typeof s === 'string')) return { field: 'scopes', problem: 'has no scopes array of strings' };
-  if (t.tokenType !== 'bearer') return { field: 'tokenType', problem: "has a tokenType other than 'bearer'" };
+  if (typeof t.expiresAt !== 'number' || !isDateTime(t.expiresAt)) return 'has no numeric expiresAt (epoch ms)';
+  if (!Array.isArray(t.scopes) || !t.scopes.every((s) => typeof s === 'string')) return 'has no scopes array of strings';
+  if (t.tokenType !== 'bearer') return "has a tokenType other than 'bearer'";
   return undefined;
 }
 
@@ -40,8 +31,8 @@ export function tokenSetProblem(value: unknown): TokenSetProblem | undefined {
  * (`source`: where the value came from, e.g. `get()`); the value is never echoed.
  */
 export function parseTokenSet(value: unknown, source: string): TokenSet {
-  const found = tokenSetProblem(value);
-  if (found !== undefined) throw new TypeError(`${source} ${found.problem.replace(/^(is|has)/, 'returned a value that $1')}`);
+  const problem = tokenSetProblem(value);
+  if (problem !== undefined) throw new TypeError(`${source} ${problem.replace(/^(is|has)/, 'returned a value that $1')}`);
   return value as TokenSet;
 }
 

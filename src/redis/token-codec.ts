@@ -9,11 +9,17 @@ import type { TokenSet } from '../oauth/types.js';
 import { StoredTokensUnreadableError } from './errors.js';
 import { isEnvelope, type TokenCipher } from './token-cipher.js';
 
+/** The fields `tokenSetProblem` checks, for the `path` of a ValidationError. */
+const FIELDS = ['accessToken', 'refreshToken', 'expiresAt', 'scopes', 'tokenType'];
+
 /** Turns tokens into the stored string. Rejects a value that is not a TokenSet before anything is written. */
 export async function encodeTokens(tokens: TokenSet, redisKey: string, cipher: TokenCipher | undefined): Promise<string> {
-  const found = tokenSetProblem(tokens);
+  const problem = tokenSetProblem(tokens);
   // The problem names the field and its type, never the value (a token).
-  if (found !== undefined) throw new ValidationError(`set() needs a TokenSet: the value ${found.problem}.`, found.field === '' ? ['tokens'] : ['tokens', found.field]);
+  if (problem !== undefined) {
+    const field = FIELDS.find((name) => problem.includes(name));
+    throw new ValidationError(`set() needs a TokenSet: the value ${problem}.`, field === undefined ? ['tokens'] : ['tokens', field]);
+  }
   // Every field is kept, those it does not know too: a newer SDK's fields survive a round trip through an older process.
   const json = JSON.stringify(tokens);
   return cipher === undefined ? json : cipher.seal(json, redisKey);
@@ -37,7 +43,7 @@ export async function decodeTokens(stored: unknown, redisKey: string, cipher: To
   } catch {
     throw new StoredTokensUnreadableError(redisKey, 'malformed', 'not JSON');
   }
-  const found = tokenSetProblem(parsed);
-  if (found !== undefined) throw new StoredTokensUnreadableError(redisKey, 'malformed', `it ${found.problem}`);
+  const problem = tokenSetProblem(parsed);
+  if (problem !== undefined) throw new StoredTokensUnreadableError(redisKey, 'malformed', `it ${problem}`);
   return parsed as TokenSet;
 }
