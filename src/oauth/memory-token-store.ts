@@ -2,6 +2,7 @@
  * The default token store: one user's tokens in this process's memory.
  */
 import { inspectAs } from './inspect.js';
+import { acceptsWrite, copyTokenSet, describeTokens } from './token-set.js';
 import type { TokenSet, TokenStore, TokenStoreSetOptions } from './types.js';
 
 /**
@@ -18,14 +19,14 @@ export class MemoryTokenStore implements TokenStore {
   #tokens: TokenSet | undefined;
 
   constructor(tokens?: TokenSet) {
-    this.#tokens = tokens === undefined ? undefined : copy(tokens);
+    this.#tokens = tokens === undefined ? undefined : copyTokenSet(tokens);
     // Shown by console.log / util.inspect: whether tokens are held and until when, never the tokens.
     inspectAs(this, () => `MemoryTokenStore { ${describeTokens(this.#tokens)} }`);
   }
 
   /** A copy of the stored tokens, or `undefined`. */
   async get(): Promise<TokenSet | undefined> {
-    return this.#tokens === undefined ? undefined : copy(this.#tokens);
+    return this.#tokens === undefined ? undefined : copyTokenSet(this.#tokens);
   }
 
   /**
@@ -34,7 +35,7 @@ export class MemoryTokenStore implements TokenStore {
    */
   async set(tokens: TokenSet, options?: TokenStoreSetOptions): Promise<boolean> {
     if (!acceptsWrite(this.#tokens, tokens, options)) return false;
-    this.#tokens = copy(tokens);
+    this.#tokens = copyTokenSet(tokens);
     return true;
   }
 
@@ -45,28 +46,4 @@ export class MemoryTokenStore implements TokenStore {
   } {
     return { hasTokens: this.#tokens !== undefined };
   }
-}
-
-/**
- * The compare-and-set rule of `TokenStoreSetOptions.expectedRefreshToken`, for stores that hold the decoded
- * TokenSet: write when nothing is stored, when the stored refresh token is the expected one, or when the stored
- * tokens are the very ones being written (a repeated write).
- */
-export function acceptsWrite(stored: TokenSet | undefined, tokens: TokenSet, options: TokenStoreSetOptions | undefined): boolean {
-  const expected = options?.expectedRefreshToken;
-  if (expected === undefined || stored === undefined) return true;
-  return stored.refreshToken === expected || (stored.accessToken === tokens.accessToken && stored.refreshToken === tokens.refreshToken);
-}
-
-/** Copies so that a caller mutating the object it got (or gave) cannot change the stored tokens (every store). */
-export function copy(tokens: TokenSet): TokenSet {
-  return { ...tokens, scopes: [...tokens.scopes] };
-}
-
-/** "expiresAt: 2025-01-01T00:00:00.000Z, scopes: posts:read": safe facts about a TokenSet, for inspect output. */
-export function describeTokens(tokens: TokenSet | undefined): string {
-  if (tokens === undefined) return 'hasTokens: false';
-  // Outside Date's range (±8.64e15 ms) toISOString would throw inside util.inspect.
-  if (!Number.isFinite(tokens.expiresAt) || Math.abs(tokens.expiresAt) > 8.64e15) return 'hasTokens: true';
-  return `hasTokens: true, expiresAt: ${new Date(tokens.expiresAt).toISOString()}, scopes: '${tokens.scopes.join(' ')}'`;
 }

@@ -10,8 +10,9 @@
  * Kept per `TokenRefresher` (the `oauth` of the managers): managers of one app share one `OAuthClient`, and two
  * services (or two tests) whose tokens happen to be equal never mix.
  */
-import type { TokenSet } from './types.js';
 import type { TokenRefresher } from './token-manager.js';
+import { copyTokenSet } from './token-set.js';
+import type { TokenSet } from './types.js';
 
 /** Rotations remembered per refresher; past it the oldest stored ones are forgotten (about 0.5 KB each). */
 export const REMEMBERED_ROTATIONS = 10_000;
@@ -63,7 +64,7 @@ export function recordRotation(oauth: TokenRefresher, previous: TokenSet, next: 
   if (newestKnown(oauth, next).refreshToken === from) return;
   const { successors, unstored } = shared(oauth);
   successors.delete(from);
-  successors.set(from, { ...next, scopes: [...next.scopes] });
+  successors.set(from, copyTokenSet(next));
   if (how === 'seen') unstored.add(next.refreshToken);
   if (successors.size <= REMEMBERED_ROTATIONS) return;
   for (const [oldest, successor] of successors) {
@@ -86,7 +87,7 @@ export function refreshOnce(oauth: TokenRefresher, previous: TokenSet): Promise<
   const refreshToken = previous.refreshToken as string;
   const { inFlight } = shared(oauth);
   const newest = newestKnown(oauth, previous);
-  if (newest !== previous) return Promise.resolve({ ...newest, scopes: [...newest.scopes] });
+  if (newest !== previous) return Promise.resolve(copyTokenSet(newest));
   let flight = inFlight.get(refreshToken);
   if (flight === undefined) {
     flight = oauth.refresh(previous).then((fresh) => {

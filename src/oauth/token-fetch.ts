@@ -7,6 +7,7 @@ import { bufferResponse } from '../buffer-response.js';
 import { PostSchedError } from '../base-error.js';
 import { ConnectionError, TimeoutError } from '../errors.js';
 import { describeNetworkError, sanitizeCause } from '../scrub.js';
+import { timeBound } from '../time-bound.js';
 
 /**
  * The most of a token answer that is read: an RFC 6749 §5.1 answer is a few hundred bytes, so anything near this is
@@ -24,15 +25,19 @@ export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 export function createTokenFetch(userFetch: FetchLike | undefined, timeoutMs: number) {
   return async (url: string, options: CustomFetchOptions<'POST', URLSearchParams>): Promise<Response> => {
     const controller = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    // Raced as well as signalled: a custom fetch (or its body) that ignores the signal is bounded all the same.
-    const timedOut = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(controller.abort()), timeoutMs)));
     try {
-      // The global is looked up per call so that fetch mocks installed later (msw, nock) are honoured.
-      const response = await Promise.race([(userFetch ?? globalThis.fetch)(url, { ...options, signal: controller.signal }), timedOut]);
-      // An opaque redirect (status 0, browsers) cannot be rebuilt; oauth4webapi rejects it as non-conform.
-      if (response.status < 200 || response.status > 599) return response;
-      return await Promise.race([bufferResponse(response, MAX_TOKEN_RESPONSE_BYTES, 'A token answer is a few hundred bytes: check the base URL.'), timedOut]);
+      // Bounded as well as signalled: a custom fetch (or its body) that ignores the signal is bounded all the same.
+      return await timeBound(
+        async () => {
+          // The global is looked up per call so that fetch mocks installed later (msw, nock) are honoured.
+          const response = await (userFetch ?? globalThis.fetch)(url, { ...options, signal: controller.signal });
+          // An opaque redirect (status 0, browsers) cannot be rebuilt; oauth4webapi rejects it as non-conform.
+          if (response.status < 200 || response.status > 599) return response;
+          return bufferResponse(response, MAX_TOKEN_RESPONSE_BYTES, 'A token answer is a few hundred bytes: check the base URL.');
+        },
+        timeoutMs,
+        () => (controller.abort(), new Error()), // a TimeoutError below
+      );
     } catch (error) {
       if (controller.signal.aborted) {
         throw new TimeoutError(
@@ -49,8 +54,6 @@ export function createTokenFetch(userFetch: FetchLike | undefined, timeoutMs: nu
       throw new ConnectionError(`The token request to ${url} failed before an answer arrived: ${detail}.`, {
         cause: sanitizeCause(error, 0, secrets),
       });
-    } finally {
-      clearTimeout(timer);
     }
   };
 }

@@ -6,7 +6,7 @@
 import { ValidationError } from '../errors.js';
 import { checkOptions, integerOption, MAX_TIMEOUT_MS, optionNames } from '../invalid-option.js';
 import type { ReauthorizationReason } from '../oauth/errors.js';
-import { copy } from '../oauth/memory-token-store.js';
+import { copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { type EncryptionKey, TokenCipher } from '../redis/token-cipher.js';
 import { LeaseLock, lockTimes } from '../store/lease-lock.js';
@@ -132,7 +132,7 @@ export class PostgresTokenStore implements TokenStore {
   /** A copy of the stored tokens, or `undefined` when none are stored. One statement. */
   async get(): Promise<TokenSet | undefined> {
     const { tokens } = await this.#values.decode(await this.#read());
-    return tokens && copy(tokens);
+    return tokens && copyTokenSet(tokens);
   }
 
   async #read(): Promise<unknown> {

@@ -5,7 +5,7 @@
  */
 import { ValidationError } from '../errors.js';
 import { checkOptions, integerOption, MAX_TIMEOUT_MS, optionNames } from '../invalid-option.js';
-import { copy } from '../oauth/memory-token-store.js';
+import { copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { LeaseLock, lockTimes } from '../store/lease-lock.js';
 import { StoredTokens } from '../store/stored-tokens.js';
@@ -134,7 +134,7 @@ export class RedisTokenStore implements TokenStore {
   /** A copy of the stored tokens (as `MemoryTokenStore` gives), or `undefined` when none are stored. */
   async get(): Promise<TokenSet | undefined> {
     const { tokens } = await this.#values.decode(await this.#connection.command('get', ['GET', this.#key]));
-    return tokens && copy(tokens);
+    return tokens && copyTokenSet(tokens);
   }
 
   /**

@@ -1,31 +1,26 @@
 /**
  * How a TokenSet is written to and read from one Redis string: JSON, sealed by `TokenCipher` when the store
- * has an encryption key. Reading checks the shape, so a foreign or corrupted value is an error, not a
- * token set with `undefined` fields.
+ * has an encryption key. Both ways check the shape with the token manager's own check (`tokenSetProblem`), so a
+ * foreign or corrupted value is an error, not a token set with `undefined` fields.
  */
-import * as z from 'zod/mini';
 import { ValidationError } from '../errors.js';
+import { tokenSetProblem } from '../oauth/token-set.js';
 import type { TokenSet } from '../oauth/types.js';
 import { StoredTokensUnreadableError } from './errors.js';
 import { isEnvelope, type TokenCipher } from './token-cipher.js';
 
-// Loose: fields a newer SDK adds to TokenSet survive a round trip through an older process.
-const tokenSetSchema = z.looseObject({
-  accessToken: z.string(),
-  refreshToken: z.optional(z.string()),
-  expiresAt: z.number(),
-  scopes: z.array(z.string()),
-  tokenType: z.literal('bearer'),
-});
+/** The fields `tokenSetProblem` checks, for the `path` of a ValidationError. */
+const FIELDS = ['accessToken', 'refreshToken', 'expiresAt', 'scopes', 'tokenType'];
 
 /** Turns tokens into the stored string. Rejects a value that is not a TokenSet before anything is written. */
 export async function encodeTokens(tokens: TokenSet, redisKey: string, cipher: TokenCipher | undefined): Promise<string> {
-  const checked = z.safeParse(tokenSetSchema, tokens);
-  if (!checked.success) {
-    const path = checked.error.issues[0]?.path.map((part) => (typeof part === 'symbol' ? String(part) : part)) ?? [];
-    // zod/mini issues name the path and expected type, never the received value (a token).
-    throw new ValidationError(`set() needs a TokenSet: "${path.join('.')}" is missing or has the wrong type.`, ['tokens', ...path]);
+  const problem = tokenSetProblem(tokens);
+  // The problem names the field and its type, never the value (a token).
+  if (problem !== undefined) {
+    const field = FIELDS.find((name) => problem.includes(name));
+    throw new ValidationError(`set() needs a TokenSet: the value ${problem}.`, field === undefined ? ['tokens'] : ['tokens', field]);
   }
+  // Every field is kept, those it does not know too: a newer SDK's fields survive a round trip through an older process.
   const json = JSON.stringify(tokens);
   return cipher === undefined ? json : cipher.seal(json, redisKey);
 }
@@ -48,10 +43,7 @@ export async function decodeTokens(stored: unknown, redisKey: string, cipher: To
   } catch {
     throw new StoredTokensUnreadableError(redisKey, 'malformed', 'not JSON');
   }
-  const checked = z.safeParse(tokenSetSchema, parsed);
-  if (!checked.success) {
-    const path = checked.error.issues[0]?.path.map(String).join('.') ?? '';
-    throw new StoredTokensUnreadableError(redisKey, 'malformed', `"${path}" is missing or has the wrong type`);
-  }
+  const problem = tokenSetProblem(parsed);
+  if (problem !== undefined) throw new StoredTokensUnreadableError(redisKey, 'malformed', `it ${problem}`);
   return parsed as TokenSet;
 }

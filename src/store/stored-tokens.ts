@@ -5,7 +5,7 @@
  * decoded tokens (`acceptsWrite`), made atomic by a write of the store's that lands only while the key still holds
  * exactly the value read.
  */
-import { acceptsWrite, copy } from '../oauth/memory-token-store.js';
+import { acceptsWrite, copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet } from '../oauth/types.js';
 import { StoredTokensUnreadableError } from '../redis/errors.js';
 import type { TokenCipher } from '../redis/token-cipher.js';
@@ -64,7 +64,7 @@ export class StoredTokens {
 
   /** Remembers a value just written. */
   remember(raw: string, tokens: TokenSet): void {
-    this.#seen = { raw, tokens: copy(tokens) };
+    this.#seen = { raw, tokens: copyTokenSet(tokens) };
   }
 
   /**

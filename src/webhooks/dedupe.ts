@@ -8,6 +8,7 @@
  * then fails is retried.
  */
 import { invalidOption } from '../invalid-option.js';
+import { timeBound } from '../time-bound.js';
 import { WebhookTimeoutError, type WebhookTimedStep } from './errors.js';
 import type { WebhookEvent } from './event.js';
 
@@ -390,30 +391,4 @@ function toClaim(result: unknown): WebhookClaim {
   if (STATES.includes(claim.state)) return claim as WebhookClaim;
   if (typeof result === 'boolean') return { state: result ? 'new' : 'done' };
   return invalidOption('dedupe', "claim() answered a state other than 'new', 'in-flight', 'done'.");
-}
-
-/**
- * One time bound for every step of handling a delivery that the SDK does not control, a handler or a store call:
- * `work()`'s result, or a rejection with `timedOut()` once `ms` have passed, whichever comes first. The work is
- * not stopped (JavaScript cannot stop it): a result that comes later is dropped. A result that is not a promise
- * (an in-memory store, a synchronous handler) is returned as it is, with no timer; a synchronous throw is thrown.
- * `unref`: for a wait nobody answers on, the timer does not keep the process alive (Node, Bun, Deno).
- */
-function timeBound<T>(work: () => T, ms: number, timedOut: () => Error, unref = false): T | Promise<Awaited<T>> {
-  const result = work();
-  if (typeof (result as PromiseLike<unknown> | null)?.then !== 'function') return result;
-  return new Promise<Awaited<T>>((resolve, reject) => {
-    const timer = setTimeout(() => reject(timedOut()), ms);
-    if (unref) (timer as { unref?: () => void }).unref?.();
-    (result as PromiseLike<Awaited<T>>).then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
 }

@@ -1,0 +1,58 @@
+/**
+ * The token manager's fresh-token cache: the TokenSet it hands out and until when, read by the hot path with a clock
+ * read and a comparison, no I/O.
+ */
+import { sameTokens } from './token-set.js';
+import type { TokenSet } from './types.js';
+
+/**
+ * A token this manager just obtained is handed out for at least this long, whatever its `expires_in` says: a
+ * service answering `expires_in: 0` (or 30 with the 60 s margin) would otherwise be refreshed, and its refresh
+ * token rotated, on every call. A 401 still refreshes at once (`forceRefresh`).
+ */
+const MIN_REFRESH_INTERVAL_MS = 5_000;
+
+/** When the tokens being held were obtained: by this manager's refresh that started at `obtainedAt`, or not. */
+export interface HoldOptions {
+  /** When this manager's refresh that got them started; absent for tokens read from the store or given. */
+  readonly obtainedAt?: number | undefined;
+}
+
+export class FreshToken {
+  /** The last TokenSet read from or written to the store. */
+  tokens: TokenSet | undefined;
+  /** Until when (epoch ms) `tokens` is handed out without a refresh. */
+  #freshUntil = 0;
+
+  constructor(readonly refreshMarginMs: number) {}
+
+  /** The access token when the held one is fresh (and not `rejected`), else `undefined`. */
+  peek(rejected?: string): string | undefined {
+    const tokens = this.tokens;
+    return tokens !== undefined && tokens.accessToken !== rejected && Date.now() < this.#freshUntil ? tokens.accessToken : undefined;
+  }
+
+  /** Whether `tokens` may be handed out now: fresh (by the held expiry when they are the held ones) and not `rejected`. */
+  isUsable(tokens: TokenSet, rejected: string | undefined): boolean {
+    if (tokens.accessToken === rejected) return false;
+    const held = this.tokens;
+    const freshUntil = held !== undefined && sameTokens(held, tokens) ? this.#freshUntil : tokens.expiresAt - this.refreshMarginMs;
+    return Date.now() < freshUntil;
+  }
+
+  /**
+   * Makes `tokens` (which the store holds) the ones handed out. Tokens this manager obtained are refreshed at most
+   * half their lifetime early, and used for at least `MIN_REFRESH_INTERVAL_MS`; the same tokens again keep their expiry.
+   */
+  hold(tokens: TokenSet, { obtainedAt }: HoldOptions = {}): TokenSet {
+    const previous = this.tokens;
+    if (obtainedAt !== undefined) {
+      const margin = Math.min(this.refreshMarginMs, Math.max(0, tokens.expiresAt - obtainedAt) / 2);
+      this.#freshUntil = Math.max(tokens.expiresAt - margin, Date.now() + MIN_REFRESH_INTERVAL_MS);
+    } else if (previous === undefined || !sameTokens(previous, tokens)) {
+      this.#freshUntil = tokens.expiresAt - this.refreshMarginMs;
+    }
+    this.tokens = tokens;
+    return tokens;
+  }
+}
