@@ -1,9 +1,12 @@
 /**
- * `postsched rekey`: the last step of an encryption key rotation, for tokens kept in Redis by RedisTokenStore.
+ * `postsched rekey`: the last step of an encryption key rotation, for tokens kept in Redis by RedisTokenStore or in
+ * PostgreSQL by PostgresTokenStore.
  * Re-encrypts every value under an older key of the keyring with its `current` key (`rotateTokenEncryption`), or
  * counts them (`--dry-run`). The keyring comes from the environment only: a command line is visible to every user of
- * the machine (`ps`). Prints counts, never a token, a key or the Redis URL (it may hold a password).
+ * the machine (`ps`). Prints counts, never a token, a key or the server's URL (it may hold a password).
  */
+import type { PgPoolLike } from '../postgres/pg-connection.js';
+import { rotateTokenEncryption as rotatePostgres } from '../postgres/rotate-token-encryption.js';
 import type { RedisClientLike } from '../redis/redis-connection.js';
 import { rotateTokenEncryption } from '../redis/rotate-token-encryption.js';
 import type { EncryptionKey } from '../redis/token-cipher.js';
@@ -12,9 +15,10 @@ import { aborted, CliError, type Command, EXIT, networkError, parse, required, U
 const KEYRING_VAR = 'POSTSCHED_TOKEN_KEYRING';
 
 const HELP = `Usage: postsched rekey --match <pattern> [options]
+       postsched rekey --postgres-url <url> [--table <name>] [--dry-run]
 
-Re-encrypts the tokens RedisTokenStore keeps under the keys matching <pattern> (SCAN MATCH) with the
-keyring's current key, so that the older keys can be removed. Safe while the app runs: each value is
+Re-encrypts the tokens RedisTokenStore keeps under the keys matching <pattern> (SCAN MATCH), or those
+PostgresTokenStore keeps in a table, with the keyring's current key, so that the older keys can be removed. Safe while the app runs: each value is
 written back only if no refresh changed it meanwhile. Values that are not encrypted tokens are skipped.
 
 The keyring comes from $${KEYRING_VAR}, as JSON (never from the command line):
@@ -23,10 +27,12 @@ The keyring comes from $${KEYRING_VAR}, as JSON (never from the command line):
 Options:
   --match <pattern>    The stores' keys, e.g. 'postsched:tokens:*'
   --redis-url <url>    One Redis server (default: $REDIS_URL); on a cluster, run once per master
+  --postgres-url <url> PostgreSQL instead of Redis (a connection string; needs pg installed)
+  --table <name>       With --postgres-url: the stores' table (default postsched_tokens)
   --dry-run            Count only: nothing is written
   -h, --help           This help
 
-Needs ioredis installed beside @postsched/sdk (whichever client the app uses).
+Redis needs ioredis installed beside @postsched/sdk (whichever client the app uses); PostgreSQL, pg.
 Exit code 0 when no value is left under an older key (after the run, or already with --dry-run), 1 otherwise.
 
 Example:
@@ -37,24 +43,33 @@ export const rekeyCommand: Command = {
   summary: 're-encrypt stored tokens with the current key of a keyring (key rotation)',
   help: HELP,
   async run(args, context) {
-    const { values } = parse(args, { match: { type: 'string' }, 'redis-url': { type: 'string' }, 'dry-run': { type: 'boolean' } });
+    const { values } = parse(args, {
+      match: { type: 'string' }, 'redis-url': { type: 'string' }, 'postgres-url': { type: 'string' }, table: { type: 'string' }, 'dry-run': { type: 'boolean' },
+    });
     if (values.help === true) {
       context.out(HELP);
       return EXIT.ok;
     }
-    if (values.match === undefined) throw new UsageError("pass --match <pattern>: the stores' keys, e.g. 'postsched:tokens:*'");
-    const url = required('redis-url', values['redis-url'], 'REDIS_URL', context.env);
+    const postgresUrl = values['postgres-url'];
+    if (postgresUrl !== undefined && (values.match !== undefined || values['redis-url'] !== undefined)) throw new UsageError('pass --postgres-url, or --redis-url and --match: not both');
+    if (postgresUrl === undefined && values.table !== undefined) throw new UsageError('--table goes with --postgres-url');
+    if (postgresUrl === undefined && values.match === undefined) throw new UsageError("pass --match <pattern>: the stores' keys, e.g. 'postsched:tokens:*' (or --postgres-url)");
+    const url = postgresUrl ?? required('redis-url', values['redis-url'], 'REDIS_URL', context.env);
     const keyring = parseKeyring(required('keyring', undefined, KEYRING_VAR, context.env));
     const dryRun = values['dry-run'] === true;
 
-    const redis = await connect(url);
+    const target = postgresUrl === undefined ? await connect(url) : await connectPostgres(url);
     try {
-      const rotation = rotateTokenEncryption({ redis: redis.client, match: values.match, encryptionKey: keyring, dryRun });
+      const rotation =
+        postgresUrl === undefined
+          ? rotateTokenEncryption({ redis: target.client as RedisClientLike, match: values.match!, encryptionKey: keyring, dryRun })
+          : rotatePostgres({ pool: target.client as PgPoolLike, ...(values.table === undefined ? {} : { table: values.table }), encryptionKey: keyring, dryRun });
       const counts = await Promise.race([rotation, aborted(context.signal).then(() => undefined)]);
       if (counts === undefined) return EXIT.interrupted; // each value was written whole, or not at all
       const { scanned, rewritten, underOldKeys, unreadable } = counts;
       const current = JSON.stringify((keyring as { current: string }).current);
-      context.out(`${scanned} encrypted values matching ${JSON.stringify(values.match)}; ${dryRun ? `would rewrite ${underOldKeys}` : `${rewritten} rewritten`} with key ${current}.`);
+      const where = postgresUrl === undefined ? `matching ${JSON.stringify(values.match)}` : `in table ${JSON.stringify(values.table ?? 'postsched_tokens')}`;
+      context.out(`${scanned} encrypted values ${where}; ${dryRun ? `would rewrite ${underOldKeys}` : `${rewritten} rewritten`} with key ${current}.`);
       if (unreadable > 0) context.err(`${unreadable} values open with no key of the keyring (written with a key it does not list, or damaged): left as they are.`);
       if (underOldKeys === 0) {
         context.out('No value is under an older key: the older keys can be removed from the keyring.');
@@ -63,7 +78,7 @@ export const rekeyCommand: Command = {
       context.err(`${underOldKeys} values are still under older keys${dryRun ? '' : ' (changed by writers during the run): run it again'}.`);
       return EXIT.failed;
     } finally {
-      redis.close();
+      target.close();
     }
   },
 };
@@ -75,6 +90,20 @@ function parseKeyring(text: string): EncryptionKey {
   } catch {
     throw new UsageError(`${KEYRING_VAR} is not JSON: set it to {"current":"k2","keys":{"k1":"<base64>","k2":"<base64>"}}`);
   }
+}
+
+/** A node-postgres pool of one connection (each statement takes and gives it back; connection errors are typed). */
+async function connectPostgres(url: string): Promise<{ client: PgPoolLike; close(): void }> {
+  let Pool: typeof import('pg').Pool;
+  try {
+    ({ Pool } = (await import('pg')).default);
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code === 'ERR_MODULE_NOT_FOUND') throw new CliError('needs pg to reach PostgreSQL: npm install pg');
+    throw error;
+  }
+  const pool = new Pool({ connectionString: url, max: 1 });
+  pool.on('error', () => {}); // an idle connection the server ended: the next statement fails, typed
+  return { client: pool, close: () => void pool.end() };
 }
 
 /** An ioredis client, connected (the CLI's client, whichever one the app uses: the stored values are the same). */

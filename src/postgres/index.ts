@@ -4,6 +4,9 @@
  * never imported, so it lands in no bundle.
  */
 export { PostgresTokenStore, type PostgresTokenStoreOptions } from './postgres-token-store.js';
+export { rotateTokenEncryption, type RotateTokenEncryptionOptions } from './rotate-token-encryption.js';
+export type { TokenRotationResult } from '../redis/token-rotation.js';
+export type { EncryptionKey, EncryptionKeyring } from '../redis/token-cipher.js';
 export { createTokenTable, tokenTableSql, type TokenTableOptions } from './create-table.js';
 export { PostgresTokenStoreError, type PostgresTokenStoreErrorCode } from './errors.js';
 export type { PgPoolLike, PgResultLike } from './pg-connection.js';

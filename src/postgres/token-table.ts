@@ -72,6 +72,10 @@ function makeStatements(table: string) {
     extend: `UPDATE ${table} SET lock_expires_at = ${lease} WHERE key = $1 AND lock_owner = $2 AND lock_expires_at > now()`,
     /** $2 owner. */
     release: `UPDATE ${table} SET lock_owner = NULL, lock_expires_at = NULL WHERE key = $1 AND lock_owner = $2`,
+    /** Key rotation's pages (keyset pagination): $1 the last key of the page before ('' first), $2 the page size. */
+    page: `SELECT key FROM ${table} WHERE key > $1 ORDER BY key LIMIT $2`,
+    /** Key rotation's compare-and-set: $2 the re-encrypted value, $3 the value read; the other columns are left alone. */
+    reencrypt: `UPDATE ${table} SET tokens = $2 WHERE key = $1 AND tokens = $3`,
     /** $2 reason, $3 the value whose refresh token was refused: marked only while the row still holds it. */
     markReconnect: `UPDATE ${table} SET needs_reconnect_reason = $2, needs_reconnect_since = COALESCE(needs_reconnect_since, now())
       WHERE key = $1 AND tokens = $3`,
