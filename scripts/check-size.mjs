@@ -125,8 +125,12 @@ const CEILINGS = {
   // Issue 27 §4: +0.31 KB main, +0.26 KB server app: one options reader (own properties, unknown keys refused with
   // the closest name), lenient-server dot segments, private constructors with their internal factories. Issue 27 as
   // merged (§1–§4 together, measured on main): main entry 30.89 → 32.31 KB, server app 29.29 → 30.37 KB.
-  'whole main entry (export *)': 32.26 * KB,
-  'server app: { OAuthClient, TokenManager, PostSched }': 30.29 * KB,
+  // Issue 28 §2: the token manager in three parts (fresh-token cache, saved tokens, refresh coordinator) and one
+  // token-set module: +0.47 KB main, +0.44 KB server app (32.23 → 32.70, 30.26 → 30.70 measured on main): the links
+  // between the parts and their public-to-each-other method names, which the minifier keeps. Module functions over
+  // private state would minify like the one class did; not done yet (issue 28 stays open on its size targets).
+  'whole main entry (export *)': 32.73 * KB,
+  'server app: { OAuthClient, TokenManager, PostSched }': 30.73 * KB,
   'webhook verifier alone: { verifyWebhook }': 2.64 * KB,
 };
 const rows = [
