@@ -7,7 +7,7 @@
 import { checkOptions, invalidOption, optionalFunction } from '../invalid-option.js';
 import { hasDotSegment } from '../resources/routes.js';
 import { checkedQuery } from './extra-fields.js';
-import type { RequestOptions, RequestSpec, WriteRequestOptions } from './request.js';
+import type { RequestOptions, RequestSpec, WriteRequestOptions } from './options.js';
 
 /** Query parameters of a raw call; `undefined` values are left out. */
 export type RawQuery = Record<string, string | number | boolean | undefined>;

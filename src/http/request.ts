@@ -26,9 +26,6 @@ import { checkedHeaders, setChecked } from './headers.js';
 import { clientOption, READ_OPTIONS, WRITE_OPTIONS, type PipelineConfig, type RequestSpec, type WriteRequestOptions } from './options.js';
 import { retryDelay, type RetryRules } from './retry.js';
 
-// raw.ts takes the option types from here.
-export type { RequestOptions, RequestSpec, WriteRequestOptions } from './options.js';
-
 /** A call without options: on a null prototype, as `checkOptions` gives them (`Object.prototype.timeoutMs` is no option). */
 const NO_OPTIONS: WriteRequestOptions = Object.freeze(Object.create(null));
 
