@@ -24,8 +24,9 @@ const entry = {
 const kyEntries = { 'http/ky': 'src/http/ky.ts', 'http/ky.node': 'src/http/ky.node.ts' };
 
 /**
- * The three runtime dependencies are bundled (tree-shaken) into both builds:
- * - cold import: zod/mini alone is 92 ESM files and ky 15; one parsed chunk loads far faster (bench/RESULTS.md);
+ * The runtime dependencies are bundled (tree-shaken) into both builds (zod stays listed for the day a part uses it
+ * again; no file of src/ imports it since the stored-token check moved to src/oauth/token-set.ts):
+ * - cold import: ky alone is 15 ESM files; one parsed chunk loads far faster (bench/RESULTS.md);
  * - ky and oauth4webapi ship ESM only, and `require()` of ESM works only from Node 20.19 on;
  * - users install nothing beyond this package.
  */
