@@ -14,10 +14,9 @@ import type * as Loaded from './ky.js';
 
 // Live bindings: request.ts reads them on every call, and calls `loadKy()` only while `ky` is undefined.
 export let ky: typeof Loaded.ky | undefined;
-export let isHTTPError: typeof Loaded.isHTTPError;
 export let isTimeoutError: typeof Loaded.isTimeoutError;
 
 /** Evaluates ky (once) and sets the bindings above. Synchronous: no promise, no I/O. */
 export const loadKy = (): void => {
-  ({ ky, isHTTPError, isTimeoutError } = require('./ky.js') as typeof Loaded);
+  ({ ky, isTimeoutError } = require('./ky.js') as typeof Loaded);
 };

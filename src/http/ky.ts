@@ -4,7 +4,7 @@
  * ky loaded with the SDK, so every bundler makes one file of it (no dynamic import to split on).
  * Node, Bun and Deno get ky.node.ts instead, which evaluates this file on the first request.
  */
-export { default as ky, isHTTPError, isTimeoutError } from 'ky';
+export { default as ky, isTimeoutError } from 'ky';
 
-/** Sets `ky`, `isHTTPError` and `isTimeoutError` (here: they always are). */
+/** Sets `ky` and `isTimeoutError` (here: they always are). */
 export const loadKy = (): void => {};
