@@ -14,7 +14,7 @@ describe('first-hour messages', () => {
   it('a baseUrl left undefined says it was undefined and what it must be', () => {
     for (const make of [
       () => new PostSched({ baseUrl: process.env['POSTSCHED_UNSET_VARIABLE_FOR_TEST'] as string, auth: 'tok' }),
-      () => new OAuthClient({ baseUrl: undefined as unknown as string, clientId: 'app', redirectUri: 'https://app.example/callback' }),
+      () => new OAuthClient({ baseUrl: undefined as unknown as string, clientId: 'app', clientSecret: 'secret_first_hour', redirectUri: 'https://app.example/callback' }),
     ]) {
       expect(make).toThrow(ValidationError);
       expect(make).toThrow(/^`baseUrl` is undefined \(left out, or read from an unset environment variable\): it must be the service's base URL, a string such as "https:\/\/api\.postsched\.example"/);
