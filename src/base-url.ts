@@ -20,12 +20,7 @@ export interface CheckedBaseUrl {
 export function checkBaseUrl(value: unknown, option = 'baseUrl'): CheckedBaseUrl {
   if (typeof value !== 'string' && !(value instanceof URL)) {
     // An unset environment variable (`process.env.POSTSCHED_BASE_URL`) is the usual way to get here: say so.
-    invalidValue(
-      option,
-      value,
-      `${value === undefined ? ' (left out, or read from an unset environment variable)' : ''}: it must be the service's base URL, ` +
-        'a string such as "https://api.postsched.example": the address its /oauth/token and API routes are under.',
-    );
+    invalidValue(option, value, `${value === undefined ? ' (an unset environment variable?)' : ''}: it must be the service's base URL, such as "https://api.postsched.example".`);
   }
   const url = parseUrl(String(value));
   if (url === undefined) {

@@ -17,7 +17,7 @@ describe('first-hour messages', () => {
       () => new OAuthClient({ baseUrl: undefined as unknown as string, clientId: 'app', clientSecret: 'secret_first_hour', redirectUri: 'https://app.example/callback' }),
     ]) {
       expect(make).toThrow(ValidationError);
-      expect(make).toThrow(/^`baseUrl` is undefined \(left out, or read from an unset environment variable\): it must be the service's base URL, a string such as "https:\/\/api\.postsched\.example"/);
+      expect(make).toThrow(/^`baseUrl` is undefined \(an unset environment variable\?\): it must be the service's base URL, such as "https:\/\/api\.postsched\.example"\.$/);
     }
     expect(() => new PostSched({ baseUrl: 42 as unknown as string, auth: 'tok' })).toThrow(/^`baseUrl` is 42: it must be the service's base URL/);
   });
@@ -26,7 +26,7 @@ describe('first-hour messages', () => {
     const client = new PostSched({ baseUrl: BASE, auth: 'tok', fetch: () => Promise.reject(new Error('nothing is sent')) });
     const error = await client.posts.create({ account_ids: ['acc_1'], publish_at: '2031-06-02T09:30' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ValidationError);
-    expect((error as Error).message).toContain('"2031-06-02T09:30" has no zone: for a wall time in the user\'s zone, pass atLocalTime("2031-06-02T09:30", "Europe/Berlin") from @postsched/sdk/schedule.');
+    expect((error as Error).message).toMatch(/with a time zone, .* For a wall time, use atLocalTime\("2031-06-02T09:30", "Europe\/Berlin"\) from @postsched\/sdk\/schedule\.$/);
     // Not a wall time: no such pointer.
     const other = await client.posts.create({ account_ids: ['acc_1'], publish_at: 'tomorrow' }).catch((e: unknown) => e);
     expect((other as Error).message).not.toContain('atLocalTime');

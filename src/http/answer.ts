@@ -51,11 +51,10 @@ function baseUrlHint(body: unknown, baseUrl: string, spec: RequestSpec<unknown>)
   if (prefix === '') return undefined;
   const text = typeof body === 'string' ? body : JSON.stringify(body ?? '');
   if (spec.route.includes('{') && !/\broute\b/i.test(text.slice(0, 2000))) return undefined;
-  return (
-    `The client has had no successful answer yet, and its \`baseUrl\` ends in ${JSON.stringify(prefix.slice(0, 100))}, which goes before every route ` +
-    `(${spec.method} ${prefix.slice(0, 100)}${spec.route}): if the service does not serve its API under that path, take it out of \`baseUrl\`.`
-  );
+  const shown = prefix.slice(0, 100);
+  return `No call of this client has succeeded yet, and \`baseUrl\` ends in ${shown}, put before every route (${spec.method} ${shown}${spec.route}): if the service is not under ${shown}, remove it.`;
 }
+
 
 /** JSON when it parses, else the text; `undefined` for an empty body. */
 function parseBody(text: string): unknown {

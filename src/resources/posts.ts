@@ -97,12 +97,8 @@ const publishAt: FieldCheck = (value, path) => {
   if (!isPublishAt(value)) {
     // The example is made when the error is, so that a copied one is never already in the past.
     // A wall time without a zone is what a date picker gives: point at the conversion that needs the user's zone.
-    const wall = typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?$/.test(value) ? value : undefined;
-    invalid(
-      path,
-      `must be a valid Date or an ISO 8601 date-time with a time zone, such as "${tomorrowAt0930()}".` +
-        (wall === undefined ? '' : ` "${wall}" has no zone: for a wall time in the user's zone, pass atLocalTime("${wall}", "Europe/Berlin") from @postsched/sdk/schedule.`),
-    );
+    const wall = typeof value === 'string' && /^[\d-]{10}T[\d:.]{5,12}$/.test(value) ? ` For a wall time, use atLocalTime("${value}", "Europe/Berlin") from @postsched/sdk/schedule.` : '';
+    invalid(path, `must be a valid Date or an ISO 8601 date-time with a time zone, such as "${tomorrowAt0930()}".${wall}`);
   }
 };
 
