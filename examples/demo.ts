@@ -147,8 +147,20 @@ async function main(): Promise<void> {
     } else {
       step('Open the URL above, approve, then paste the URL your browser was sent back to');
       const rl = createInterface({ input: process.stdin, output: process.stdout });
-      callbackUrl = await rl.question('   callback URL: ');
+      // With stdin closed (no terminal, `< /dev/null`) the question would never be answered: say so, and fail.
+      const answer = await new Promise<string | undefined>((resolve) => {
+        rl.once('close', () => resolve(undefined));
+        rl.question('   callback URL: ').then(resolve, () => resolve(undefined));
+      });
       rl.close();
+      if (answer === undefined || answer.trim() === '') {
+        throw new Error(
+          'no callback URL was given (stdin is closed or the line was empty). Run the demo in a terminal and paste the URL ' +
+            'your browser was sent back to, or pipe it in: echo "<callback URL>" | npm run demo. Without the POSTSCHED_* ' +
+            'variables the demo runs against its bundled fake and needs no input.',
+        );
+      }
+      callbackUrl = answer.trim();
     }
 
     // --- 2. Exchange the code; keep the tokens where onTokens puts them (a database in a real app).

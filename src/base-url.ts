@@ -2,7 +2,7 @@
  * Checks the service's base URL once, at construction (OAuthClient and PostSched): HTTPS only, except loopback
  * for development and tests.
  */
-import { invalidOption } from './invalid-option.js';
+import { invalidOption, invalidValue } from './invalid-option.js';
 
 /** Hosts that may use plain `http:`: traffic to them never leaves the machine. */
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -19,7 +19,8 @@ export interface CheckedBaseUrl {
  */
 export function checkBaseUrl(value: unknown, option = 'baseUrl'): CheckedBaseUrl {
   if (typeof value !== 'string' && !(value instanceof URL)) {
-    invalidOption(option, 'must be a URL string such as "https://api.example.com".');
+    // An unset environment variable (`process.env.POSTSCHED_BASE_URL`) is the usual way to get here: say so.
+    invalidValue(option, value, `${value === undefined ? ' (an unset environment variable?)' : ''}: it must be the service's base URL, such as "https://api.postsched.example".`);
   }
   const url = parseUrl(String(value));
   if (url === undefined) {

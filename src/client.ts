@@ -35,7 +35,7 @@ export type { UploadFile, UploadProgress, NodeReadableLike } from './http/multip
 
 /** Options of `new PostSched(…)`. */
 export interface PostSchedOptions extends Hooks {
-  /** The service's base URL, with any version prefix: `https://api.example.com/v1`. */
+  /** The service's base URL, the one `OAuthClient` takes: `/oauth/token` and the API routes (`/posts`) are under it, with the service's version prefix if it has one (`https://api.postsched.example`; the mock's `http://127.0.0.1:4010`). */
   baseUrl: string | URL;
   /** A `TokenManager`, a fixed access token, or a function returning one. */
   auth: Auth;
@@ -82,7 +82,7 @@ export interface RawListOptions<T = unknown> extends ListParams, Omit<RawRequest
  * @example
  * import { PostSched } from '@postsched/sdk'
  *
- * const client = new PostSched({ baseUrl: 'https://api.postsched.example/v1', auth: tokenManager })
+ * const client = new PostSched({ baseUrl: 'https://api.postsched.example', auth: tokenManager })
  * const post = await client.posts.create({ account_ids: ['acc_1'], publish_at: new Date(Date.now() + 3_600_000), text: 'Hi' })
  * for await (const account of client.accounts.list()) console.log(account.name)
  */

@@ -33,9 +33,9 @@ export function makeAPIError(
   status: number,
   body: unknown,
   headers: Headers,
-  options: { message?: string; retryAfterMs?: number; secrets?: readonly string[] } = {},
+  options: { message?: string; retryAfterMs?: number; secrets?: readonly string[]; hint?: string | undefined } = {},
 ): APIError {
-  const { message, retryAfterMs, secrets = [] } = options;
+  const { message, retryAfterMs, secrets = [], hint } = options;
   // A server may echo the request's credentials in its answer: they never reach the error, its body or its headers.
   if (secrets.length > 0) {
     body = scrubValue(body, secrets);
@@ -43,5 +43,7 @@ export function makeAPIError(
   }
   const ErrorClass =
     status === 0 || (status >= 300 && status < 400) ? RedirectError : (ERROR_CLASSES[status] ?? (status >= 500 ? InternalServerError : APIError));
-  return new ErrorClass(status, body, headers, message, retryAfterMs);
+  const error = new ErrorClass(status, body, headers, message, retryAfterMs);
+  // What the caller can do about it, after the default message (the service's words, the request id).
+  return hint === undefined ? error : new ErrorClass(status, body, headers, `${error.message} ${hint}`, retryAfterMs);
 }

@@ -32,7 +32,7 @@ const DEFAULT_MAX_USERS = 10_000;
  * @example
  * const options: UserClientsOptions = {
  *   oauth,
- *   baseUrl: 'https://api.postsched.example/v1',
+ *   baseUrl: 'https://api.postsched.example',
  *   store: (userId) => new RedisTokenStore({ redis, key: `postsched:tokens:{${userId}}` }),
  *   onReauthorizationRequired: (userId) => db.markDisconnected(userId),
  * }
@@ -40,7 +40,7 @@ const DEFAULT_MAX_USERS = 10_000;
 export interface UserClientsOptions {
   /** Performs the refreshes: your `OAuthClient`. */
   oauth: TokenRefresher;
-  /** The service's base URL, with any version prefix: `https://api.example.com/v1`. */
+  /** The service's base URL, the one `OAuthClient` takes: `/oauth/token` and the API routes (`/posts`) are under it, with the service's version prefix if it has one (`https://api.postsched.example`; the mock's `http://127.0.0.1:4010`). */
   baseUrl: string | URL;
   /**
    * Makes the `TokenStore` of a user, called whenever that user is not in the cache (first use, or after an
@@ -187,7 +187,7 @@ class UserTokenManager extends TokenManager {
  *
  * const users = new UserClients({
  *   oauth,
- *   baseUrl: 'https://api.postsched.example/v1',
+ *   baseUrl: 'https://api.postsched.example',
  *   store: (userId) => new RedisTokenStore({ redis, key: `postsched:tokens:{${userId}}`, encryptionKey }),
  *   onReauthorizationRequired: (userId) => db.markDisconnected(userId),
  * })

@@ -88,9 +88,11 @@ function exampleLines(text: string): string[] {
 describe('examples a user copies', () => {
   it('carry no fixed date, which would one day be in the past and get a 422 (they use Date.now() + …)', async () => {
     const found: string[] = [];
-    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
-    for (const block of readme.match(/```(?:ts|js|sh)\n[\s\S]*?```/g) ?? []) {
-      for (const line of block.split('\n')) if (DATE.test(line)) found.push(`README.md: ${line.trim()}`);
+    const pages = ['README.md', 'CONTRIBUTING.md', ...(await readdir(join(ROOT, 'docs'))).filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];
+    for (const page of pages) {
+      for (const block of (await readFile(join(ROOT, page), 'utf8')).match(/```(?:ts|js|sh)\n[\s\S]*?```/g) ?? []) {
+        for (const line of block.split('\n')) if (DATE.test(line)) found.push(`${page}: ${line.trim()}`);
+      }
     }
     for (const file of await sourceFiles(join(ROOT, 'examples'))) {
       for (const line of (await readFile(file, 'utf8')).split('\n')) if (DATE.test(line)) found.push(`${file}: ${line.trim()}`);

@@ -30,11 +30,31 @@ export function parse<T>(spec: RequestSpec<T>, response: Response, tokens: reado
   return { data, response, requestId: requestIdOf(response, tokens) };
 }
 
-/** The typed error of a failed answer, with the wait a 429 asked for. */
-export function apiError(response: Response, tokens: readonly string[]): APIError {
+/**
+ * The typed error of a failed answer, with the wait a 429 asked for. `firstCall` (the client has had no 2xx yet):
+ * a 404 may then be a wrong `baseUrl` rather than a missing item, and the message says how to tell.
+ */
+export function apiError(response: Response, tokens: readonly string[], firstCall?: { baseUrl: string; spec: RequestSpec<unknown> }): APIError {
   const wait = response.status === 429 ? retryAfterMs(response.headers) : undefined;
-  return makeAPIError(response.status, parseBody(responseText(response)), response.headers, { secrets: tokens, ...(wait === undefined ? {} : { retryAfterMs: wait }) });
+  const body = parseBody(responseText(response));
+  const hint = response.status === 404 && firstCall !== undefined ? baseUrlHint(body, firstCall.baseUrl, firstCall.spec) : undefined;
+  return makeAPIError(response.status, body, response.headers, { secrets: tokens, hint, ...(wait === undefined ? {} : { retryAfterMs: wait }) });
 }
+
+/**
+ * A 404 on a client's first call, when the base URL has a path (`/v1`) and the answer is about the route, not an
+ * item: the route has no id (`GET /accounts` always exists) or the body speaks of a route ("No route GET /v1/accounts").
+ * Only then: a `baseUrl` without a path, or a 404 for an id, says nothing about the base URL.
+ */
+function baseUrlHint(body: unknown, baseUrl: string, spec: RequestSpec<unknown>): string | undefined {
+  const prefix = new URL(baseUrl).pathname.replace(/\/+$/, '');
+  if (prefix === '') return undefined;
+  const text = typeof body === 'string' ? body : JSON.stringify(body ?? '');
+  if (spec.route.includes('{') && !/\broute\b/i.test(text.slice(0, 2000))) return undefined;
+  const shown = prefix.slice(0, 100);
+  return `No call of this client has succeeded yet, and \`baseUrl\` ends in ${shown}, put before every route (${spec.method} ${shown}${spec.route}): if the service is not under ${shown}, remove it.`;
+}
+
 
 /** JSON when it parses, else the text; `undefined` for an empty body. */
 function parseBody(text: string): unknown {

@@ -47,6 +47,8 @@ export class Pipeline {
   readonly #config: PipelineConfig;
   readonly #tokens: TokenSource;
   #tokenHeaders: { token: string; headers: Readonly<Record<string, string>> } | undefined;
+  /** Whether any call of this client had a 2xx: its base URL is then right, and a 404 is about the item. */
+  #answered = false;
 
   /** `config` may be shared by many pipelines; `tokens` is this client's own. */
   constructor(config: PipelineConfig, tokens: TokenSource) {
@@ -88,9 +90,14 @@ export class Pipeline {
       }
       // Like fetch, an aborted call rejects with the signal's reason (an AbortError unless the caller gave one).
       if (signal?.aborted === true) throw signal.reason;
-      if (response?.ok === true) return parse(call.spec, response, tokens);
+      if (response?.ok === true) {
+        this.#answered = true;
+        return parse(call.spec, response, tokens);
+      }
       const delayMs = retryDelay(response, failure, retries, call.rules);
-      if (delayMs === undefined) throw response === undefined ? failure : apiError(response, tokens);
+      if (delayMs === undefined) {
+        throw response === undefined ? failure : apiError(response, tokens, this.#answered ? undefined : { baseUrl: this.#config.baseUrl, spec: call.spec });
+      }
       retries++;
       retrying(this.#config.hooks, call, tokens.length + 1, delayMs, response?.status, failure);
       await within(undefined, delayMs, signal, () => undefined);

@@ -50,7 +50,7 @@ export class OAuthError extends PostSchedError {
 export type ReauthorizationReason =
   /** The token endpoint refused the refresh token (RFC 6749 §5.2): expired, revoked or already rotated. */
   | 'invalid_grant'
-  /** The token store holds no tokens yet: run the authorization flow and call `setTokens`. */
+  /** The token store holds no tokens yet: run the authorization flow and call `setTokens` (`users.connect` for a `UserClients` user). */
   | 'no_tokens'
   /** The access token expired and the service never issued a refresh token. */
   | 'no_refresh_token';
@@ -74,9 +74,16 @@ export class ReauthorizationRequiredError extends OAuthError {
 
   constructor(
     reason: ReauthorizationReason,
-    details: { error_description?: string | undefined; error_uri?: string | undefined; status?: number | undefined } = {},
+    details: {
+      error_description?: string | undefined;
+      error_uri?: string | undefined;
+      status?: number | undefined;
+      /** @internal The tokens are a `UserClients` user's: the message names `users.connect()`, not `setTokens()`. */
+      userClients?: boolean | undefined;
+    } = {},
   ) {
-    super({ ...details, error: reason }, REAUTHORIZATION_MESSAGES[reason](details.error_description));
+    const { userClients, ...fields } = details;
+    super({ ...fields, error: reason }, REAUTHORIZATION_MESSAGES[reason](details.error_description, userClients === true));
     this.reason = reason;
   }
 
@@ -86,13 +93,12 @@ export class ReauthorizationRequiredError extends OAuthError {
   }
 }
 
-const REAUTHORIZATION_MESSAGES: Record<ReauthorizationReason, (description: string | undefined) => string> = {
+const REAUTHORIZATION_MESSAGES: Record<ReauthorizationReason, (description: string | undefined, userClients: boolean) => string> = {
   invalid_grant: (description) =>
     `The token endpoint refused the refresh token (invalid_grant)${description === undefined ? '.' : `: ${sentence(scrubText(description))}`} ` +
     'The user must authorize the app again.',
-  no_tokens: () =>
-    'No tokens are stored yet. Send the user through the authorization flow, then pass the TokenSet from ' +
-    '`oauth.exchangeCode()` to `manager.setTokens()`.',
+  no_tokens: (_, userClients) =>
+    `No tokens are stored yet. Send the user through the authorization flow, then pass the TokenSet from \`oauth.exchangeCode()\` to \`${userClients ? 'users.connect(userId, tokens)' : 'manager.setTokens(tokens)'}\`.`,
   no_refresh_token: () =>
     'The access token expired and there is no refresh token to renew it. The user must authorize the app again.',
 };

@@ -21,7 +21,8 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 /** Options of {@link OAuthClient}. */
 export interface OAuthClientOptions {
   /**
-   * The service's base URL; the endpoints are `{baseUrl}/oauth/authorize` and `{baseUrl}/oauth/token`.
+   * The service's base URL, the one the clients take; the endpoints are `{baseUrl}/oauth/authorize` and
+   * `{baseUrl}/oauth/token`.
    * Must be `https:`; plain `http:` is accepted only for `localhost`, `127.0.0.1` and `[::1]` (development, tests).
    * @example 'https://api.postsched.example'
    */

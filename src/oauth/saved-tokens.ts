@@ -190,7 +190,7 @@ export class SavedTokens {
     if (seen !== undefined && stored !== undefined && !sameTokens(seen, stored)) recordRotation(this.#options.oauth, seen, stored, 'observed');
     const held = stored ?? (this.#contested ? undefined : seen);
     if (held !== undefined) return held;
-    if (seen === undefined) throw new ReauthorizationRequiredError('no_tokens');
+    if (seen === undefined) throw new ReauthorizationRequiredError('no_tokens', { userClients: this.#options.userId !== undefined });
     // The store emptied while another process was refreshing the tokens this manager holds: that process holds
     // the newer ones and writes them back; these may be rotated out, so they are neither written nor refreshed.
     throw new TokenStoreError('get', new Error('the store lost the tokens while another process was refreshing them; that process writes its tokens back: try again'));

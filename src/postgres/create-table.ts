@@ -9,8 +9,8 @@ export interface TokenTableOptions {
 }
 
 /**
- * The statements that make the token table and its index (`CREATE TABLE IF NOT EXISTS …; CREATE INDEX IF NOT EXISTS
- * …`), for an app's own migrations. Columns: `key` (primary key: the store's `key`), `tokens` (the TokenSet's JSON,
+ * The statements that make the token table and its index (`CREATE TABLE IF NOT EXISTS …`,
+ * `CREATE INDEX IF NOT EXISTS …`), for an app's own migrations. Columns: `key` (primary key: the store's `key`), `tokens` (the TokenSet's JSON,
  * or its AES-256-GCM envelope), `refreshed_at` (indexed: when tokens were last written by a refresh or a connect),
  * `needs_reconnect_reason` and `needs_reconnect_since` (set when the service refused the refresh token; cleared by the
  * next connect), `lock_owner` and `lock_expires_at` (the row's lock).

@@ -96,7 +96,9 @@ function isPublishAt(value: unknown): value is Date | string {
 const publishAt: FieldCheck = (value, path) => {
   if (!isPublishAt(value)) {
     // The example is made when the error is, so that a copied one is never already in the past.
-    invalid(path, `must be a valid Date or an ISO 8601 date-time with a time zone, such as "${tomorrowAt0930()}".`);
+    // A wall time without a zone is what a date picker gives: point at the conversion that needs the user's zone.
+    const wall = typeof value === 'string' && /^[\d-]{10}T[\d:.]{5,12}$/.test(value) ? ` For a wall time, use atLocalTime("${value}", "Europe/Berlin") from @postsched/sdk/schedule.` : '';
+    invalid(path, `must be a valid Date or an ISO 8601 date-time with a time zone, such as "${tomorrowAt0930()}".${wall}`);
   }
 };
 

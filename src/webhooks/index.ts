@@ -57,6 +57,7 @@ export {
 /**
  * Verifies a webhook delivery and returns its typed event; throws `WebhookVerificationError` otherwise.
  *
+ * @function
  * @example
  * app.post('/webhooks', express.raw({ type: 'application/json' }), async (req, res) => {
  *   const event = await verifyWebhook({ body: req.body, signature: req.headers, secret })
@@ -69,6 +70,7 @@ export const verifyWebhook: (options: VerifyWebhookOptions) => Promise<WebhookEv
  * Verifies a Fetch `Request` (Next.js route handlers, Hono, Bun, Deno, workers). The header and its timestamp
  * are checked first; only then is the body read, once, up to `maxBodyBytes` (1 MiB by default).
  *
+ * @function
  * @example
  * export async function POST(request: Request) {
  *   const event = await verifyWebhookRequest(request, process.env.POSTSCHED_WEBHOOK_SECRET!)
@@ -81,6 +83,7 @@ export const verifyWebhookRequest: (request: Request, secret: WebhookSecret, opt
 /**
  * Signs a body as the service does, for your own tests; returns the `X-Service-Signature` value.
  *
+ * @function
  * @example
  * const signature = await signWebhook({ body, secret: 'whsec_test' })
  * await fetch(url, { method: 'POST', body, headers: { 'X-Service-Signature': signature } })

@@ -6,12 +6,12 @@ import { FAKE_PROFILE, FAKE_SEED } from '../support/fake-profile.js';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Runs `npm run demo`'s script the way the README does: a separate Node process, through tsx. */
-function runDemo(): Promise<{ code: number | null; output: string }> {
+function runDemo(env: Record<string, string | undefined> = {}): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'examples/demo.ts'], {
       cwd: root,
       // The demo's fake answers in this project's wire profile (vitest.config.ts matrix).
-      env: { ...process.env, POSTSCHED_BASE_URL: undefined, POSTSCHED_FAKE_PROFILE: FAKE_PROFILE, POSTSCHED_FAKE_SEED: String(FAKE_SEED) },
+      env: { ...process.env, POSTSCHED_BASE_URL: undefined, POSTSCHED_FAKE_PROFILE: FAKE_PROFILE, POSTSCHED_FAKE_SEED: String(FAKE_SEED), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -48,5 +48,19 @@ describe('npm run demo', () => {
     }
     // The demo shows the flow, never the secrets that make it work.
     expect(output).not.toMatch(/demo_secret_|whsec_demo_|code=[A-Za-z0-9]/);
+  }, 60_000);
+
+  it("with a service's variables set and stdin closed, says it needs the callback URL and exits 1", async () => {
+    // Nothing listens on port 9: the demo must stop at the question, before any request.
+    const { code, output } = await runDemo({
+      POSTSCHED_BASE_URL: 'http://127.0.0.1:9',
+      POSTSCHED_CLIENT_ID: 'demo_app',
+      POSTSCHED_CLIENT_SECRET: 'demo_secret_closed_stdin',
+      POSTSCHED_REDIRECT_URI: 'http://127.0.0.1:3000/callback',
+    });
+    expect(output, output).toContain('callback URL:');
+    expect(output).toMatch(/The demo failed: Error: no callback URL was given \(stdin is closed/);
+    expect(output).toContain('echo "<callback URL>" | npm run demo');
+    expect(code).toBe(1);
   }, 60_000);
 });

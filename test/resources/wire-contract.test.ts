@@ -13,10 +13,10 @@ describe('the wire contract (src/resources/wire-contract.ts)', () => {
     });
   });
 
-  it("is what the README's Assumptions section lists, every assumed field by name", () => {
+  it('is what docs/assumptions.md (the README links it) lists, every assumed field by name', () => {
     const table = readmeTable();
-    expect(table, 'README.md lacks the generated wire-contract block').toBeDefined();
-    // On a mismatch, update the README: npx tsx test/support/assumptions-table.ts --write
+    expect(table, 'docs/assumptions.md lacks the generated wire-contract block').toBeDefined();
+    // On a mismatch, update the page: npx tsx test/support/assumptions-table.ts --write
     expect(table).toBe(renderTable());
     for (const contract of Object.values(answers)) {
       for (const field of Object.keys(contract.assumed)) expect(table).toContain(`\`${field}\``);

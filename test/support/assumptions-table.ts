@@ -1,13 +1,13 @@
 /**
- * The README's table of wire fields, rendered from the one wire-contract module (src/resources/wire-contract.ts).
- * test/resources/wire-contract.test.ts fails when the README and the module disagree; to update the README run
- * `npx tsx test/support/assumptions-table.ts --write`.
+ * The table of wire fields in docs/assumptions.md (linked from the README), rendered from the one wire-contract
+ * module (src/resources/wire-contract.ts). test/resources/wire-contract.test.ts fails when the page and the module
+ * disagree; to update the page run `npx tsx test/support/assumptions-table.ts --write`.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { answers, inputs, webhookData, type WireType } from '../../src/resources/wire-contract.js';
 
-export const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+export const ASSUMPTIONS = fileURLToPath(new URL('../../docs/assumptions.md', import.meta.url));
 export const BEGIN = '<!-- wire-contract:begin: generated from src/resources/wire-contract.ts (npx tsx test/support/assumptions-table.ts --write) -->';
 export const END = '<!-- wire-contract:end -->';
 
@@ -54,17 +54,17 @@ export function renderTable(): string {
   return rows.join('\n');
 }
 
-/** The README's generated block, or `undefined` when the markers are missing. */
-export function readmeTable(text = readFileSync(README, 'utf8')): string | undefined {
+/** The page's generated block, or `undefined` when the markers are missing. */
+export function readmeTable(text = readFileSync(ASSUMPTIONS, 'utf8')): string | undefined {
   const start = text.indexOf(BEGIN);
   const end = text.indexOf(END);
   return start === -1 || end < start ? undefined : text.slice(start + BEGIN.length, end).trim();
 }
 
 if (process.argv.includes('--write')) {
-  const text = readFileSync(README, 'utf8');
-  if (readmeTable(text) === undefined) throw new Error(`README.md has no ${BEGIN} … ${END} block`);
+  const text = readFileSync(ASSUMPTIONS, 'utf8');
+  if (readmeTable(text) === undefined) throw new Error(`docs/assumptions.md has no ${BEGIN} … ${END} block`);
   const start = text.indexOf(BEGIN) + BEGIN.length;
-  writeFileSync(README, `${text.slice(0, start)}\n${renderTable()}\n${text.slice(text.indexOf(END))}`);
-  console.log('README.md: wire-contract table updated');
+  writeFileSync(ASSUMPTIONS, `${text.slice(0, start)}\n${renderTable()}\n${text.slice(text.indexOf(END))}`);
+  console.log('docs/assumptions.md: wire-contract table updated');
 }

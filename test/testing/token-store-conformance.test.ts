@@ -79,7 +79,7 @@ describe.each([
   }));
 });
 
-/** README "Your own store": the ~20-line store over a SQL table, as the README shows it. */
+/** docs/tokens.md "Your own store": the ~20-line store over a SQL table, as the page shows it. */
 class SqlTokenStore implements TokenStore {
   constructor(
     private db: pg.Pool,
@@ -125,7 +125,7 @@ describe('on PostgreSQL', () => {
     }));
   });
 
-  describe('README "Your own store": SqlTokenStore', () => {
+  describe('docs/tokens.md "Your own store": SqlTokenStore', () => {
     conformance(() => ({
       makeStore: (key) => new SqlTokenStore(pool!, key),
       corrupt: async (key) => void (await pool!.query("UPDATE user_tokens SET tokens = '{' WHERE user_id = $1", [key])),

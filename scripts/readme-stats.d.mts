@@ -1,0 +1,1 @@
+export function readmeStats(markdown: string): { bytes: number; blockShare: number; codeShare: number; proseWords: number; lines: number };
