@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { defineConfig, type Options } from 'tsup';
+import { withoutIdTokenCheck } from './scripts/oauth4webapi-cut.mjs';
 
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -32,8 +33,17 @@ const kyEntries = { 'http/ky': 'src/http/ky.ts', 'http/ky.node': 'src/http/ky.no
  */
 const bundled = ['ky', 'oauth4webapi', 'zod'];
 
+// oauth4webapi bundled without the OpenID id_token check the SDK never reaches: see scripts/oauth4webapi-cut.mjs.
 // The SDK's version, written into the User-Agent (src/http/user-agent.ts) at build time, not read from disk at run time.
-const common: Options = { entry, dts: true, sourcemap: false, target: 'es2022', treeshake: true, define: { __SDK_VERSION__: JSON.stringify(version) } };
+const common: Options = {
+  entry,
+  dts: true,
+  sourcemap: false,
+  target: 'es2022',
+  treeshake: true,
+  define: { __SDK_VERSION__: JSON.stringify(version) },
+  esbuildPlugins: [withoutIdTokenCheck],
+};
 
 export default defineConfig([
   { ...common, entry: { ...entry, 'http/ky': kyEntries['http/ky'] }, format: 'esm', splitting: true, clean: true, noExternal: bundled, external: ['#ky'] },
