@@ -91,8 +91,7 @@ const REAUTHORIZATION_MESSAGES: Record<ReauthorizationReason, (description: stri
     `The token endpoint refused the refresh token (invalid_grant)${description === undefined ? '.' : `: ${sentence(scrubText(description))}`} ` +
     'The user must authorize the app again.',
   no_tokens: () =>
-    'No tokens are stored yet. Send the user through the authorization flow, then pass the TokenSet from ' +
-    '`oauth.exchangeCode()` to `manager.setTokens()`.',
+    'No tokens are stored yet: authorize the user, then pass the TokenSet from `oauth.exchangeCode()` to `manager.setTokens()`.',
   no_refresh_token: () =>
     'The access token expired and there is no refresh token to renew it. The user must authorize the app again.',
 };
