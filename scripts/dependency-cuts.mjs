@@ -44,5 +44,26 @@ export const withoutKyProgress = {
   },
 };
 
+/**
+ * ky without its retry machinery's own parts: the SDK owns its retry loop and calls ky with `retry: 0` and no hooks,
+ * so ky's retry gives up on its first check (`retryCount > limit`) before it wraps a thrown value (`NonError`), waits
+ * (utils/delay.js) or meets a `ForceRetryError` (made only from an afterResponse hook's `ky.retry()`): ~0.2 KB gz. The
+ * two error classes become bare ones (never made, so `instanceof` is false as before); the wait throws.
+ */
+export const withoutKyRetry = {
+  name: 'ky-without-retry',
+  setup(build) {
+    const stubs = {
+      'errors/NonError.js': 'export class NonError extends Error {}\n',
+      'errors/ForceRetryError.js': 'export class ForceRetryError extends Error {}\n',
+      'utils/delay.js': "export default async function delay() { throw new Error('@postsched/sdk bundles ky without its retry wait (it calls ky with retry: 0)'); }\n",
+    };
+    build.onLoad({ filter: /[\\/]ky[\\/]distribution[\\/](?:errors[\\/](?:NonError|ForceRetryError)|utils[\\/]delay)\.js$/ }, ({ path }) => ({
+      contents: stubs[path.replace(/\\/g, '/').replace(/^.*\/distribution\//, '')],
+      loader: 'js',
+    }));
+  },
+};
+
 /** Every cut, as tsup.config.ts passes them to esbuild. */
-export const DEPENDENCY_CUTS = [withoutIdTokenCheck, withoutKyProgress];
+export const DEPENDENCY_CUTS = [withoutIdTokenCheck, withoutKyProgress, withoutKyRetry];

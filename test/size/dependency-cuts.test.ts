@@ -5,7 +5,7 @@
 import { build, type Plugin } from 'esbuild';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { withoutIdTokenCheck, withoutKyProgress } from '../../scripts/dependency-cuts.mjs';
+import { withoutIdTokenCheck, withoutKyProgress, withoutKyRetry } from '../../scripts/dependency-cuts.mjs';
 
 async function bundle(contents: string, plugins: Plugin[]): Promise<string> {
   const result = await build({ stdin: { contents, resolveDir: process.cwd() }, bundle: true, minify: true, format: 'esm', platform: 'browser', write: false, logLevel: 'silent', plugins });
@@ -63,5 +63,25 @@ describe('ky as the build bundles it', () => {
     const failure = (send: () => unknown) => (async () => send())();
     await expect(failure(() => ky('http://127.0.0.1:1/posts', { ...options, onDownloadProgress: () => {} }))).rejects.toThrow(/without onDownloadProgress/);
     await expect(failure(() => ky.post('http://127.0.0.1:1/posts', { ...options, body: 'x', onUploadProgress: () => {} }))).rejects.toThrow(/without onDownloadProgress/);
+  });
+
+  it('leaves out the parts of its retry that `retry: 0` never reaches (over 0.1 KB gz)', async () => {
+    const [whole, cut] = await Promise.all([bundle(KY, [withoutKyProgress]), bundle(KY, [withoutKyProgress, withoutKyRetry])]);
+    expect(whole).toContain('Non-error value was thrown');
+    expect(cut).not.toContain('Non-error value was thrown');
+    expect(saved(whole, cut)).toBeGreaterThan(100);
+  });
+
+  it('with `retry: 0`, sends once and rejects with what fetch threw, an Error or not', async () => {
+    const { ky } = await load<{ ky: typeof import('ky').default }>(await bundle(KY, [withoutKyProgress, withoutKyRetry]));
+    for (const thrown of [new TypeError('fetch failed'), 'a string']) {
+      let calls = 0;
+      const fetch = async () => {
+        calls++;
+        throw thrown;
+      };
+      await expect(ky('http://127.0.0.1:1/posts', { timeout: 1000, retry: 0, throwHttpErrors: false, fetch })).rejects.toBe(thrown);
+      expect(calls).toBe(1);
+    }
   });
 });
