@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { defineConfig, type Options } from 'tsup';
+import { DEPENDENCY_CUTS } from './scripts/dependency-cuts.mjs';
 
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -33,7 +34,16 @@ const kyEntries = { 'http/ky': 'src/http/ky.ts', 'http/ky.node': 'src/http/ky.no
 const bundled = ['ky', 'oauth4webapi', 'zod'];
 
 // The SDK's version, written into the User-Agent (src/http/user-agent.ts) at build time, not read from disk at run time.
-const common: Options = { entry, dts: true, sourcemap: false, target: 'es2022', treeshake: true, define: { __SDK_VERSION__: JSON.stringify(version) } };
+const common: Options = {
+  entry,
+  dts: true,
+  sourcemap: false,
+  target: 'es2022',
+  treeshake: true,
+  define: { __SDK_VERSION__: JSON.stringify(version) },
+  // Code of ky and oauth4webapi that the SDK never reaches, left out of the bundles: scripts/dependency-cuts.mjs.
+  esbuildPlugins: DEPENDENCY_CUTS,
+};
 
 export default defineConfig([
   { ...common, entry: { ...entry, 'http/ky': kyEntries['http/ky'] }, format: 'esm', splitting: true, clean: true, noExternal: bundled, external: ['#ky'] },

@@ -4,6 +4,7 @@ export interface BundleWhat {
   names?: string[];
   conditions?: string[];
   plugins?: import('esbuild').Plugin[];
+  platform?: 'browser' | 'node';
 }
 export const STUB_ERROR_CLASSES: import('esbuild').Plugin;
 export function bundleSize(what: BundleWhat): Promise<{ minBytes: number; gzipBytes: number }>;

@@ -99,7 +99,7 @@ export const privateImportsIn = (dir) => ({
 });
 
 /** The esbuild options a user's bundler comes closest to: one browser ESM file, minified. */
-function options({ file, specifier, names, conditions, plugins }) {
+function options({ file, specifier, names, conditions, plugins, platform = 'browser' }) {
   const from = JSON.stringify(specifier ?? (names === undefined ? undefined : `./${file}`));
   return {
     ...(file !== undefined && names === undefined
@@ -108,7 +108,8 @@ function options({ file, specifier, names, conditions, plugins }) {
     bundle: true,
     minify: true,
     format: 'esm',
-    platform: 'browser',
+    // `node` for the Node-only entries (/redis, /postgres): Node's built-in modules stay imports, as in a server bundle.
+    platform,
     // A user's bundler does not read this repository's tsconfig.json, whose `paths` point `#ky` at the sources.
     tsconfigRaw: '{}',
     ...(conditions === undefined ? {} : { conditions }),
@@ -119,9 +120,9 @@ function options({ file, specifier, names, conditions, plugins }) {
 }
 
 /**
- * @param {{ file?: string, specifier?: string, names?: string[], conditions?: string[], plugins?: import('esbuild').Plugin[] }} what
+ * @param {{ file?: string, specifier?: string, names?: string[], conditions?: string[], plugins?: import('esbuild').Plugin[], platform?: 'browser' | 'node' }} what
  *   a file path, or a package specifier; with `names`, only those exports of it (what a user's bundle of that import
- *   keeps); `plugins` change what is bundled (STUB_ERROR_CLASSES)
+ *   keeps); `plugins` change what is bundled (STUB_ERROR_CLASSES); `platform` 'node' for a Node-only entry
  * @returns {Promise<{ minBytes: number, gzipBytes: number }>}
  */
 export async function bundleSize(what) {

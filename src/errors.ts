@@ -57,8 +57,8 @@ export class RedirectError extends APIError {
       body,
       headers,
       message ??
-        `${status} redirect${location === undefined ? '' : ` to ${scrub(location.slice(0, 500))}`}: the SDK does not follow redirects of ` +
-          'API calls, which would send your headers and writes to another address. If the API moved, set `baseUrl` to its new address.',
+        // Following would send the headers (the token) and a write to another address.
+        `${status} redirect${location === undefined ? '' : ` to ${scrub(location.slice(0, 500))}`}: not followed. If the API moved, set \`baseUrl\` to its new address.`,
     );
     this.location = location;
   }
@@ -176,8 +176,8 @@ export class ResponseTooLargeError extends PostSchedError {
   /** The HTTP status of the answer whose body was too large. */
   readonly status: number;
 
-  constructor(limitBytes: number, status: number, hint = 'If the service really sends answers this large, raise `maxResponseBytes` on the client.') {
-    super(`The answer (HTTP ${status}) has a body larger than ${limitBytes} bytes, the most the SDK reads; reading stopped there. ${hint}`);
+  constructor(limitBytes: number, status: number, hint = 'If the service really sends answers this large, raise the client\'s `maxResponseBytes`.') {
+    super(`The answer (HTTP ${status}) is over ${limitBytes} bytes, the most the SDK reads. ${hint}`);
     this.limitBytes = limitBytes;
     this.status = status;
   }

@@ -238,13 +238,16 @@ export class UserClients {
       throw new ValidationError('new UserClients() needs an options object: { oauth, baseUrl }.', []);
     }
     options = checkOptions(options, USER_CLIENTS_OPTIONS, 'new UserClients()');
-    if (typeof options.oauth?.refresh !== 'function') invalidOption('oauth', 'must be an OAuthClient (anything with refresh(tokens)).');
+    const { maxUsers = DEFAULT_MAX_USERS, clientOptions = {}, managerOptions = {} } = options;
+    if (typeof managerOptions !== 'object' || managerOptions === null) invalidOption('managerOptions', 'must be an object of TokenManager options.');
+    this.#managerOptions = checkOptions(managerOptions, MANAGER_OPTIONS, "new UserClients()'s managerOptions");
+    // A manager as each user's will be: checks `oauth`, then refreshMarginMs, storeTimeoutMs and lockTimeoutMs.
+    new TokenManager({ ...this.#managerOptions, oauth: options.oauth });
     this.#oauth = options.oauth;
     this.#makeStore = optionalFunction(options.store, 'store');
     this.#memoryStores = options.store === undefined ? new Map() : undefined;
     this.#onTokens = optionalFunction(options.onTokens, 'onTokens');
     this.#onReauthorizationRequired = optionalFunction(options.onReauthorizationRequired, 'onReauthorizationRequired');
-    const { maxUsers = DEFAULT_MAX_USERS, clientOptions = {}, managerOptions = {} } = options;
     if (typeof maxUsers !== 'number' || !Number.isSafeInteger(maxUsers) || maxUsers < 1) {
       invalidOption('maxUsers', 'must be a whole number of users, at least 1 (default 10000).');
     }
@@ -258,9 +261,6 @@ export class UserClients {
     }
     // Checked once here (ValidationError naming the option), then shared by every user's client.
     this.#setup = setUpClient({ ...client, baseUrl: options.baseUrl }, "new UserClients()'s clientOptions");
-    if (typeof managerOptions !== 'object' || managerOptions === null) invalidOption('managerOptions', 'must be an object of TokenManager options.');
-    this.#managerOptions = checkOptions(managerOptions, MANAGER_OPTIONS, "new UserClients()'s managerOptions");
-    new TokenManager({ ...this.#managerOptions, oauth: this.#oauth }); // checks refreshMarginMs, storeTimeoutMs, lockTimeoutMs
     Object.defineProperty(this, ASYNC_DISPOSE, { value: () => this.#dispose() });
     // Shown by console.log / util.inspect: counts only, never a user's tokens.
     inspectAs(this, () => `UserClients { cachedUsers: ${this.#users.size}, maxUsers: ${this.#maxUsers} }`);

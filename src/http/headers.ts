@@ -31,8 +31,8 @@ export function setChecked(headers: Headers, name: string, value: unknown, optio
 function invalidHeader(option: string, name: string | undefined): ValidationError {
   const which = name === undefined ? '' : ` (header "${name.slice(0, 100).replace(/[^\x21-\x7e]/g, '?')}")`;
   return new ValidationError(
-    `\`${option}\`${which} cannot be sent: a header name must be an HTTP token and a value cannot hold CR, LF or NUL ` +
-      '(they would let a value inject headers). Remove the line breaks or control characters.',
+    // A CR or LF in a value would start a header of its own (header injection).
+    `\`${option}\`${which} cannot be sent: a header name must be an HTTP token, a value free of CR, LF and NUL. Remove them.`,
     [option],
   );
 }

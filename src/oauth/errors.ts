@@ -98,7 +98,7 @@ const REAUTHORIZATION_MESSAGES: Record<ReauthorizationReason, (description: stri
     `The token endpoint refused the refresh token (invalid_grant)${description === undefined ? '.' : `: ${sentence(scrubText(description))}`} ` +
     'The user must authorize the app again.',
   no_tokens: (_, userClients) =>
-    `No tokens are stored yet. Send the user through the authorization flow, then pass the TokenSet from \`oauth.exchangeCode()\` to \`${userClients ? 'users.connect(userId, tokens)' : 'manager.setTokens(tokens)'}\`.`,
+    `No tokens are stored yet: authorize the user, then pass the TokenSet from \`oauth.exchangeCode()\` to \`${userClients ? 'users.connect(userId, tokens)' : 'manager.setTokens(tokens)'}\`.`,
   no_refresh_token: () =>
     'The access token expired and there is no refresh token to renew it. The user must authorize the app again.',
 };

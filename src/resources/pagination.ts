@@ -107,8 +107,7 @@ export class Paginator<T> implements AsyncIterable<T> {
       if (next !== null) {
         if (next === saved) {
           throw new ResponseValidationError(
-            'The service returned a `next_cursor` it had returned before: its pages repeat in a cycle, so the listing stops ' +
-              'here instead of running forever. The page is on `error.body`.',
+            'The service repeated an earlier `next_cursor` (its pages cycle): the listing stops here. The page is on `error.body`.',
             ['next_cursor'],
             page,
           );

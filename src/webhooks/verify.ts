@@ -71,7 +71,7 @@ export interface SignWebhookOptions {
 
 /** Unix seconds of `time` (a Date, or milliseconds), now when undefined; `NaN` for an invalid Date. */
 function seconds(time: Date | number | undefined): number {
-  return Math.floor((time === undefined ? Date.now() : typeof time === 'number' ? time : time.getTime()) / 1000);
+  return Math.floor(Number(time ?? Date.now()) / 1000); // a Date's number is its getTime()
 }
 
 /** `toleranceSeconds`, checked, or its default. */

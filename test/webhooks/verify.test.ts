@@ -139,8 +139,11 @@ describe.each(backends)('verifyWebhook ($name)', ({ api }) => {
       expect((await thrown(() => verify(options))).message).toMatch(message);
     });
 
-    it('refuses a `now` that is not a time, saying what to pass (a ValidationError naming it, as every option)', async () => {
-      const error = await thrown(() => verify({ now: new Date('not a date') }));
+    it.each([
+      ['an invalid Date', new Date('not a date')],
+      ['a string', 'yesterday'], // not a TypeError from calling getTime() on it
+    ])('refuses a `now` that is not a time (%s), saying what to pass (a ValidationError naming it, as every option)', async (_, now) => {
+      const error = await thrown(() => verify({ now: now as never }));
       expect(error).toBeInstanceOf(ValidationError);
       expect(error).toMatchObject({ path: ['now'] });
       expect(error.message).toMatch(/^`now` must be a Date or milliseconds/);
