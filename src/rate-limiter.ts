@@ -93,9 +93,10 @@ export class RateLimiter {
 
   /**
    * What an answer for `key` says: a 429 or 503 with a wait blocks for it; `RateLimit-Remaining: 0` (or the
-   * structured and `X-RateLimit-*` forms) with a reset holds until the reset. No header, no block. @internal
+   * structured and `X-RateLimit-*` forms) with a reset holds until the reset. No header, no block. True when this
+   * answer set or extended the block. @internal
    */
-  learn(key: string, response: Response): void {
+  learn(key: string, response: Response): boolean {
     const { status, headers } = response;
     let ms: number | undefined;
     if (status === 429 || status === 503) ms = retryAfterMs(headers);
@@ -104,12 +105,14 @@ export class RateLimiter {
       const info = parseRateLimit(headers);
       if (info?.remaining === 0) ms = info.resetMs;
     }
-    if (ms !== undefined && ms > 0) this.block(key, ms);
+    return ms !== undefined && ms > 0 && this.block(key, ms);
   }
 
   /** Blocks `key` for `ms` from now unless it already is for longer; then shares it (`RedisRateLimiter`). @internal */
-  block(key: string, ms: number): void {
-    if (this.extend(key, ms)) this.share(key, ms);
+  block(key: string, ms: number): boolean {
+    const extended = this.extend(key, ms);
+    if (extended) this.share(key, ms);
+    return extended;
   }
 
   /** Shares a new block with other processes: nothing here. */

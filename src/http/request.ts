@@ -75,13 +75,14 @@ export class Pipeline {
     for (let retries = 0; ; ) {
       let response: Response | undefined;
       let failure: unknown;
+      let blockedByThis = false; // this call's answer set the user's block
       // The user's calls wait while the service told any of them to (a Map lookup when they need not).
       if (limiter.waitMs(key) > 0) await limitWait(limiter, key, call);
       try {
         // The token, before the attempt's time-out starts: at hand (a fixed token, a fresh cached one) without a wait.
         const token = fresh ?? this.#tokens.peek() ?? (await tokenWait(this.#tokens.get(), call));
         response = await this.#send(call, token, tokens.push(token));
-        limiter.learn(key, response);
+        blockedByThis = limiter.learn(key, response);
         // A 401, once: a newer token and the call sent again at once (Assumptions table, "Errors"). A streamed upload
         // cannot be sent again, and a 401 that no newer token answers stands.
         if (response.status === 401 && fresh === undefined && call.rules.bodyReplayable) {
@@ -102,8 +103,9 @@ export class Pipeline {
       if (delayMs === undefined) throw response === undefined ? failure : apiError(response, tokens);
       retries++;
       retrying(this.#config.hooks, call, tokens.length + 1, delayMs, response?.status, failure);
-      // A block the answer set is waited out at the top of the loop, released with jitter among the user's calls.
-      if (limiter.waitMs(key) === 0) await within(undefined, delayMs, signal, () => undefined);
+      // The call whose answer set the block goes again when it ends, to the millisecond; a call the block holds
+      // otherwise waits at the top of the loop, released with jitter among the user's other calls.
+      if (blockedByThis || limiter.waitMs(key) === 0) await within(undefined, delayMs, signal, () => undefined);
     }
   }
 
