@@ -247,8 +247,10 @@ function jsonText(value: unknown, extraBody: unknown): string {
 
 /**
  * A call's wait while its key is blocked: at once a `RateLimitError` (nothing sent) when longer than
- * `maxRetryAfterMs`; else until the block passes plus up to an eighth of it more, so that the calls it held go
- * out spread and the first answers (`RateLimit-Remaining`) can hold the rest; again if it was extended meanwhile.
+ * `maxRetryAfterMs`; else until the block passes plus a random part of it again (at most 5 s), so that the calls it
+ * held, in every process, go out spread over about one more wait, and the first answers (`RateLimit-Remaining: 0`)
+ * hold the rest before they leave; again if it was extended meanwhile. (Released together, the calls a fleet queued
+ * for a user outnumber the next window's quota and all go out before its first answer comes back.)
  * Ended by the caller's signal; counted in the key's `queued`.
  */
 async function limitWait(limiter: RateLimiter, key: string, { signal, rules }: Call<unknown>): Promise<void> {
@@ -258,7 +260,7 @@ async function limitWait(limiter: RateLimiter, key: string, { signal, rules }: C
     }
     limiter.queue(key, 1);
     try {
-      await within(undefined, ms + Math.random() * (ms / 8), signal, () => undefined);
+      await within(undefined, ms + Math.random() * Math.min(ms, 5_000), signal, () => undefined);
     } finally {
       limiter.queue(key, -1);
     }

@@ -56,7 +56,7 @@ describe('one backoff per user in a UserClients', () => {
     expect(sent.filter((r) => r.token === 'Bearer tok_u2')).toHaveLength(1);
     // Queued: the two calls the block holds (the 429'd one waits as its retry, to the millisecond).
     expect(users.rateLimit('u1')).toEqual({ blockedUntil: new Date(Date.now() + 1), queued: 2 });
-    await advance(2_000);
+    await advance(4_000); // the wait, then the held calls spread over up to one more
     expect((await Promise.all([first, ...others, other])).map((r) => r.error)).toEqual([undefined, undefined, undefined, undefined]);
     expect(sent.filter((r) => r.token === 'Bearer tok_u1').every((r, i) => i === 0 || r.at >= sent[0]!.at + 2_000)).toBe(true);
     expect(users.rateLimit('u1')).toEqual({ blockedUntil: undefined, queued: 0 });
@@ -69,7 +69,7 @@ describe('one backoff per user in a UserClients', () => {
     const next = settle(users.client('u1').posts.get('post_1'));
     await advance(2_999);
     expect(sent).toHaveLength(1);
-    await advance(1_000);
+    await advance(3_001); // the reset, then a random part of it again
     expect((await next).error).toBeUndefined();
     expect(sent).toHaveLength(2);
   });
@@ -148,7 +148,7 @@ describe('one backoff per user in a UserClients', () => {
     const other = settle(users.client('u2').posts.get('post_1'));
     await advance(1_000);
     expect(sent).toHaveLength(1);
-    await advance(2_000);
+    await advance(3_000);
     expect((await other).error).toBeUndefined();
   });
 });
