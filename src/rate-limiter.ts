@@ -37,6 +37,9 @@ export interface RateLimiterOptions {
   onRateLimit?: (event: RateLimitEvent) => void;
 }
 
+/** The longest block kept (a day): a hostile or broken header cannot hold a user for longer. */
+const MAX_BLOCK_MS = 86_400_000;
+
 interface Entry {
   /** `Date.now()` until which the key is blocked; 0 once cleared. */
   until: number;
@@ -110,6 +113,7 @@ export class RateLimiter {
 
   /** Blocks `key` for `ms` from now unless it already is for longer; then shares it (`RedisRateLimiter`). @internal */
   block(key: string, ms: number): boolean {
+    ms = Math.min(ms, MAX_BLOCK_MS);
     const extended = this.extend(key, ms);
     if (extended) this.share(key, ms);
     return extended;
@@ -123,7 +127,7 @@ export class RateLimiter {
 
   /** Blocks `key` for `ms` from now unless already blocked longer, in this process only; true when extended. */
   protected extend(key: string, ms: number): boolean {
-    const until = Date.now() + ms;
+    const until = Date.now() + Math.min(ms, MAX_BLOCK_MS);
     const entry = this.#entry(key);
     if (!(until > entry.until) || !Number.isFinite(until)) return false;
     entry.until = until;
@@ -135,14 +139,13 @@ export class RateLimiter {
 
   /** A timer to tell `cleared` once the block has passed; unref'd: it keeps no process alive. */
   #arm(key: string, entry: Entry): void {
-    // setTimeout takes at most 2^31 - 1 ms: a longer block is re-armed when that passes.
     entry.timer = setTimeout(() => {
-      if (entry.until > Date.now()) return this.#arm(key, entry);
+      if (entry.until > Date.now()) return this.#arm(key, entry); // a timer that fired early
       entry.until = 0;
       entry.timer = undefined;
       this.#tidy(key, entry);
       this.#onRateLimit?.({ key, state: 'cleared', blockedUntil: undefined });
-    }, Math.min(entry.until - Date.now(), 2_147_483_647));
+    }, entry.until - Date.now());
     (entry.timer as { unref?: () => void }).unref?.();
   }
 

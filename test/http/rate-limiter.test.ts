@@ -113,6 +113,14 @@ describe('one backoff per user in a UserClients', () => {
     expect(sent).toHaveLength(1);
   });
 
+  it('keeps a block of at most a day, whatever the header says (the call itself fails with the wait it was given)', async () => {
+    const { fetch } = service(limited({ 'retry-after': '99999999' }), ok());
+    const client = new PostSched({ baseUrl: BASE, auth: 'tok_1', fetch });
+    const { error } = await settle(client.posts.get('post_1'));
+    expect((error as RateLimitError).retryAfterMs).toBe(99_999_999_000);
+    expect(client.rateLimit.blockedUntil).toEqual(new Date(Date.now() + 86_400_000));
+  });
+
   it("ends a wait on the call's signal: rejects with its reason, nothing sent, no longer queued", async () => {
     const { sent, fetch } = service(limited({ 'retry-after': '10' }), ok());
     const client = new PostSched({ baseUrl: BASE, auth: 'tok_1', fetch, maxRetries: 0 });
