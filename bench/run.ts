@@ -18,6 +18,7 @@ import { measureColdImport } from './measures/cold-import.js';
 import { measureCpuProfile } from './measures/cpu-profile.js';
 import { measureFleet } from './measures/fleet.js';
 import { measureLatency } from './measures/latency.js';
+import { measureRateLimit } from './measures/ratelimit.js';
 import { measurePaginationHeap } from './measures/pagination-heap.js';
 import { measureParseCost } from './measures/parse-cost.js';
 import { measureSchedule } from './measures/schedule.js';
@@ -45,6 +46,7 @@ const measures: Measure[] = [
   { name: 'bundle', titled: 'Bundle size', usesDist: true, run: () => measureBundles() },
   { name: 'cold-import', titled: 'Cold import', usesDist: true, run: () => measureColdImport({ runs: quick ? 5 : 10 }) },
   { name: 'fleet', titled: 'Fleet:', usesDist: true, run: () => measureFleet({ quick }) },
+  { name: 'ratelimit', titled: 'Rate limits:', usesDist: true, run: () => measureRateLimit({ quick }) },
 ];
 
 const loadAtStart = os.loadavg()[0]!;

@@ -8,7 +8,8 @@ import { checkBaseUrl } from './base-url.js';
 import { checkedHeaders } from './http/headers.js';
 import type { PipelineConfig } from './http/options.js';
 import { userAgent } from './http/user-agent.js';
-import { checkOptions, integerOption, MAX_RETRIES, MAX_TIMEOUT_MS, optionalFunction, optionNames } from './invalid-option.js';
+import { checkOptions, integerOption, invalidOption, MAX_RETRIES, MAX_TIMEOUT_MS, optionalFunction, optionNames } from './invalid-option.js';
+import { RateLimiter } from './rate-limiter.js';
 
 /** The options of a client (without `auth`) and the pipeline settings made from them. */
 export interface ClientSetup {
@@ -31,7 +32,7 @@ const globalFetch = (input: Request, init?: RequestInit): Promise<Response> => g
 
 /** Every option of `new PostSched()`. */
 const CLIENT_OPTIONS = /* @__PURE__ */ optionNames<PostSchedOptions>({
-  baseUrl: 0, auth: 0, timeoutMs: 0, maxRetries: 0, maxRetryAfterMs: 0, maxResponseBytes: 0, fetch: 0, logger: 0, headers: 0, appInfo: 0, onRequest: 0, onResponse: 0, onRetry: 0,
+  baseUrl: 0, auth: 0, timeoutMs: 0, maxRetries: 0, maxRetryAfterMs: 0, maxResponseBytes: 0, fetch: 0, logger: 0, rateLimiter: 0, headers: 0, appInfo: 0, onRequest: 0, onResponse: 0, onRetry: 0,
 });
 
 /**
@@ -43,6 +44,9 @@ export function setUpClient(given: Partial<PostSchedOptions>, of = 'new PostSche
   // https only (bearer tokens travel with every request), loopback http for development and tests.
   const baseUrl = checkBaseUrl(options.baseUrl).href;
   const headers = checkedHeaders(options.headers, 'headers');
+  const { rateLimiter = new RateLimiter() } = options;
+  // By shape, not instanceof: a RedisRateLimiter from another copy of the SDK (CJS beside ESM) is one too.
+  if (typeof (rateLimiter as Partial<RateLimiter> | null)?.waitMs !== 'function') invalidOption('rateLimiter', 'must be a RateLimiter or a RedisRateLimiter.');
   const agent = userAgent(options.appInfo);
   if (agent !== undefined && !headers.has('user-agent')) headers.set('user-agent', agent);
   const config: PipelineConfig = {
@@ -55,6 +59,7 @@ export function setUpClient(given: Partial<PostSchedOptions>, of = 'new PostSche
     maxResponseBytes: integerOption(options.maxResponseBytes, 'maxResponseBytes', DEFAULT_MAX_RESPONSE_BYTES, 1, Number.MAX_SAFE_INTEGER),
     fetch: optionalFunction(options.fetch, 'fetch') ?? globalFetch,
     logger: options.logger,
+    rateLimiter,
     hooks: { onRequest: optionalFunction(options.onRequest, 'onRequest'), onResponse: optionalFunction(options.onResponse, 'onResponse'), onRetry: optionalFunction(options.onRetry, 'onRetry') },
   };
   return { options, config };

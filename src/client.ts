@@ -21,6 +21,7 @@ import { Media } from './resources/media.js';
 import { Posts } from './resources/posts.js';
 import { checkOptions, invalidOption, optionalFunction } from './invalid-option.js';
 import { inspectAs } from './oauth/inspect.js';
+import type { RateLimiter, RateLimitState } from './rate-limiter.js';
 
 export type { Auth } from './http/auth.js';
 export type { Logger } from './http/logger.js';
@@ -28,6 +29,7 @@ export { APIPromise, type WithResponse } from './http/api-promise.js';
 export type { Hooks, RequestHookInfo, ResponseHookInfo, RetryHookInfo } from './http/hooks.js';
 export type { RawQuery, RawRequestOptions, RawWriteOptions } from './http/raw.js';
 export type { RateLimitInfo } from './rate-limit.js';
+export { RateLimiter, type RateLimiterOptions, type RateLimitEvent, type RateLimitState } from './rate-limiter.js';
 export { REQUEST_CHANNEL, type RequestTrace } from './http/tracing.js';
 export { SDK_VERSION, type AppInfo } from './http/user-agent.js';
 export type { HeadersInput, RequestOptions, WriteRequestOptions } from './http/options.js';
@@ -56,6 +58,12 @@ export interface PostSchedOptions extends Hooks {
   maxResponseBytes?: number;
   /** Any Fetch-compatible function (tests, proxies, edge runtimes). Default: the global `fetch`. */
   fetch?: (input: Request, init?: RequestInit) => Promise<Response>;
+  /**
+   * Shares this client's backoff after a 429 (or `RateLimit-Remaining: 0`) with other clients holding the same
+   * limiter: a `RateLimiter`, or a `RedisRateLimiter` (`@postsched/sdk/redis`) for every process. Default: one of its
+   * own, shared with its `withOptions` copies. README, "Rate limits".
+   */
+  rateLimiter?: RateLimiter;
   /** Gets one debug line per attempt (method, path, status, duration, retry); never headers or tokens. */
   logger?: Logger;
   /** Headers added to every request. `Authorization` is always the SDK's; a `User-Agent` here replaces the SDK's. */
@@ -90,6 +98,7 @@ export class PostSched {
   readonly #setup: ClientSetup;
   readonly #auth: Auth;
   readonly #pipeline: Pipeline;
+  readonly #limitKey: string;
   // Made on first use: a client per user (UserClients) costs little until it is used.
   #posts: Posts | undefined;
   #accounts: Accounts | undefined;
@@ -105,8 +114,19 @@ export class PostSched {
     const setup = shared ?? setUpClient(options);
     this.#setup = setup;
     this.#auth = (shared === undefined ? setup.options : options).auth as Auth;
-    this.#pipeline = new Pipeline(setup.config, toTokenSource(options.auth));
+    // A UserClients user's manager names its user; a lone client is `default` (or the limiter's `key`).
+    const userId = (options.auth as { userId?: unknown } | undefined)?.userId;
+    this.#limitKey = setup.config.rateLimiter.keyOf(typeof userId === 'string' ? userId : 'default');
+    this.#pipeline = new Pipeline(setup.config, toTokenSource(options.auth), this.#limitKey);
     inspectAs(this, describeClient);
+  }
+
+  /**
+   * This client's rate-limit state: until when its calls wait after the service said to slow down (shared with
+   * every client of the same user and limiter), and how many wait.
+   */
+  get rateLimit(): RateLimitState {
+    return this.#setup.config.rateLimiter.state(this.#limitKey);
   }
 
   /** Schedule, read, change, cancel and list posts. */
@@ -149,7 +169,8 @@ export class PostSched {
     const { options, config } = this.#setup;
     const headers = checkedHeaders(options.headers, 'headers');
     if (own.headers !== undefined) checkedHeaders(own.headers, 'headers').forEach((value, name) => headers.set(name, value));
-    return new PostSched({ ...options, ...own, headers, baseUrl: config.baseUrl, auth: this.#auth });
+    const rateLimiter = own.rateLimiter ?? config.rateLimiter; // the copy shares the backoff
+    return new PostSched({ ...options, ...own, headers, rateLimiter, baseUrl: config.baseUrl, auth: this.#auth });
   }
 
   /**

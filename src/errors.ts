@@ -130,6 +130,8 @@ export class RateLimitError extends APIError {
   static override readonly id: string = 'RateLimitError';
   /** How long the service asked to wait (`Retry-After` / `RateLimit-Reset`), in ms, when it said. */
   readonly retryAfterMs: number | undefined;
+  /** When the wait ends (`retryAfterMs` from when the error was made): the time to try again. */
+  readonly retryAt: Date | undefined;
   /** What the answer's `RateLimit-*` / `X-RateLimit-*` headers said (limit, remaining, reset), when it sent them. */
   readonly rateLimit: RateLimitInfo | undefined;
 
@@ -144,6 +146,7 @@ export class RateLimitError extends APIError {
           : describeWithHint(status, body, headers, `The service asked to wait ${Math.ceil(retryAfterMs / 1000)} s before the next request.`)),
     );
     this.retryAfterMs = retryAfterMs;
+    this.retryAt = retryAfterMs !== undefined && retryAfterMs < 8.64e15 ? new Date(Date.now() + retryAfterMs) : undefined;
     this.rateLimit = parseRateLimit(headers);
   }
 }

@@ -12,6 +12,7 @@ import { inspectAs } from './oauth/inspect.js';
 import { MemoryTokenStore } from './oauth/memory-token-store.js';
 import { TokenManager, type TokenManagerOptions, type TokenRefresher } from './oauth/token-manager.js';
 import type { TokenSet, TokenStore } from './oauth/types.js';
+import type { RateLimiter, RateLimitState } from './rate-limiter.js';
 
 declare global {
   interface SymbolConstructor {
@@ -99,10 +100,16 @@ export interface UserClientsOptions {
    * managerOptions: { refreshMarginMs: 120_000 }
    */
   managerOptions?: Omit<TokenManagerOptions, 'oauth' | 'store' | 'onTokens' | 'userId'>;
+  /**
+   * The backoff after a 429 (or `RateLimit-Remaining: 0`), per user: a `RedisRateLimiter` (`@postsched/sdk/redis`)
+   * shares it with every process. Default: a `RateLimiter` of this `UserClients`, shared by all clients of a user in
+   * this process. README, "Rate limits".
+   */
+  rateLimiter?: RateLimiter;
 }
 
 const USER_CLIENTS_OPTIONS = /* @__PURE__ */ optionNames<UserClientsOptions>({
-  oauth: 0, baseUrl: 0, store: 0, onTokens: 0, onReauthorizationRequired: 0, maxUsers: 0, clientOptions: 0, managerOptions: 0,
+  oauth: 0, baseUrl: 0, store: 0, onTokens: 0, onReauthorizationRequired: 0, maxUsers: 0, clientOptions: 0, managerOptions: 0, rateLimiter: 0,
 });
 const MANAGER_OPTIONS = /* @__PURE__ */ optionNames<NonNullable<UserClientsOptions['managerOptions']>>({ refreshMarginMs: 0, storeTimeoutMs: 0, lockTimeoutMs: 0 });
 
@@ -260,7 +267,7 @@ export class UserClients {
       }
     }
     // Checked once here (ValidationError naming the option), then shared by every user's client.
-    this.#setup = setUpClient({ ...client, baseUrl: options.baseUrl }, "new UserClients()'s clientOptions");
+    this.#setup = setUpClient({ ...client, baseUrl: options.baseUrl, ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }) }, "new UserClients()'s clientOptions");
     Object.defineProperty(this, ASYNC_DISPOSE, { value: () => this.#dispose() });
     // Shown by console.log / util.inspect: counts only, never a user's tokens.
     inspectAs(this, () => `UserClients { cachedUsers: ${this.#users.size}, maxUsers: ${this.#maxUsers} }`);
@@ -327,6 +334,19 @@ export class UserClients {
    */
   manager(userId: string): TokenManager {
     return this.#user(userId);
+  }
+
+  /**
+   * The user's rate-limit state: until when their calls wait (after a 429 or `RateLimit-Remaining: 0`), and how many
+   * wait in this process.
+   *
+   * @example
+   * const { blockedUntil, queued } = users.rateLimit(userId)
+   */
+  rateLimit(userId: string): RateLimitState {
+    checkUserId(userId);
+    const limiter = this.#setup.config.rateLimiter;
+    return limiter.state(limiter.keyOf(userId));
   }
 
   /**

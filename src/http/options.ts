@@ -5,6 +5,7 @@
 import type { BodySource } from './body.js';
 import type { Hooks } from './hooks.js';
 import type { Logger } from './logger.js';
+import type { RateLimiter } from '../rate-limiter.js';
 
 /**
  * What `new Headers(…)` takes. Not the DOM's `HeadersInit` name: @types/node declares `Headers` but not
@@ -51,7 +52,7 @@ export interface WriteRequestOptions extends RequestOptions {
 }
 
 /** Client options, which a call cannot change: say where they go instead of ignoring them. */
-const CLIENT_OPTIONS = ['baseUrl', 'auth', 'fetch', 'logger', 'maxRetryAfterMs', 'maxResponseBytes', 'appInfo', 'onRequest', 'onResponse', 'onRetry'];
+const CLIENT_OPTIONS = ['baseUrl', 'auth', 'fetch', 'logger', 'rateLimiter', 'maxRetryAfterMs', 'maxResponseBytes', 'appInfo', 'onRequest', 'onResponse', 'onRetry'];
 export const clientOption = (name: string) => (CLIENT_OPTIONS.includes(name) ? ' It is a client option: pass it to `new PostSched()` or `client.withOptions()`.' : '');
 
 /**
@@ -92,4 +93,6 @@ export interface PipelineConfig {
   fetch: (input: Request, init?: RequestInit) => Promise<Response>;
   logger: Logger | undefined;
   hooks: Hooks;
+  /** The backoff every client made from this setup shares (the given `rateLimiter`, else one of its own). */
+  rateLimiter: RateLimiter;
 }

@@ -14,7 +14,7 @@ import type { Options as KyOptions } from 'ky';
 import { isTimeoutError, ky, loadKy } from '#ky';
 import { PostSchedError } from '../base-error.js';
 import { readBody } from '../buffer-response.js';
-import { ConnectionError, RedirectError, TimeoutError } from '../errors.js';
+import { ConnectionError, RateLimitError, RedirectError, TimeoutError } from '../errors.js';
 import { checkOptions, integerOption, invalidOption, MAX_RETRIES, MAX_TIMEOUT_MS } from '../invalid-option.js';
 import { describeNetworkError, sanitizeCause } from '../scrub.js';
 import { apiError, parse } from './answer.js';
@@ -25,6 +25,7 @@ import { withExtraBody, withExtraQuery } from './extra-fields.js';
 import { checkedHeaders, setChecked } from './headers.js';
 import { clientOption, READ_OPTIONS, WRITE_OPTIONS, type PipelineConfig, type RequestSpec, type WriteRequestOptions } from './options.js';
 import { retryDelay, type RetryRules } from './retry.js';
+import type { RateLimiter } from '../rate-limiter.js';
 
 /** A call without options: on a null prototype, as `checkOptions` gives them (`Object.prototype.timeoutMs` is no option). */
 const NO_OPTIONS: WriteRequestOptions = Object.freeze(Object.create(null));
@@ -46,14 +47,17 @@ interface Call<T> extends ObservedCall {
 export class Pipeline {
   readonly #config: PipelineConfig;
   readonly #tokens: TokenSource;
+  /** The rate limiter's key of this client's calls (its user). */
+  readonly #limitKey: string;
   #tokenHeaders: { token: string; headers: Readonly<Record<string, string>> } | undefined;
   /** Whether any call of this client had a 2xx: its base URL is then right, and a 404 is about the item. */
   #answered = false;
 
-  /** `config` may be shared by many pipelines; `tokens` is this client's own. */
-  constructor(config: PipelineConfig, tokens: TokenSource) {
+  /** `config` may be shared by many pipelines; `tokens` and `limitKey` are this client's own. */
+  constructor(config: PipelineConfig, tokens: TokenSource, limitKey = 'default') {
     this.#config = config;
     this.#tokens = tokens;
+    this.#limitKey = limitKey;
   }
 
   /**
@@ -67,14 +71,20 @@ export class Pipeline {
   async #execute<T>(specOrBuild: RequestSpec<T> | (() => RequestSpec<T>)): Promise<PipelineResult<T>> {
     const call = this.#prepare(typeof specOrBuild === 'function' ? specOrBuild() : specOrBuild);
     const { signal, tokens } = call;
+    const limiter = this.#config.rateLimiter;
+    const key = this.#limitKey;
     let fresh: string | undefined; // what the refresh after a 401 gave: sent from then on
     for (let retries = 0; ; ) {
       let response: Response | undefined;
       let failure: unknown;
+      let blockedByThis = false; // this call's answer set the user's block
+      // The user's calls wait while the service told any of them to (a Map lookup when they need not).
+      if (limiter.waitMs(key) > 0) await limitWait(limiter, key, call);
       try {
         // The token, before the attempt's time-out starts: at hand (a fixed token, a fresh cached one) without a wait.
         const token = fresh ?? this.#tokens.peek() ?? (await tokenWait(this.#tokens.get(), call));
         response = await this.#send(call, token, tokens.push(token));
+        blockedByThis = limiter.learn(key, response);
         // A 401, once: a newer token and the call sent again at once (Assumptions table, "Errors"). A streamed upload
         // cannot be sent again, and a 401 that no newer token answers stands.
         if (response.status === 401 && fresh === undefined && call.rules.bodyReplayable) {
@@ -100,7 +110,9 @@ export class Pipeline {
       }
       retries++;
       retrying(this.#config.hooks, call, tokens.length + 1, delayMs, response?.status, failure);
-      await within(undefined, delayMs, signal, () => undefined);
+      // The call whose answer set the block goes again when it ends, to the millisecond; a call the block holds
+      // otherwise waits at the top of the loop, released with jitter among the user's other calls.
+      if (blockedByThis || limiter.waitMs(key) === 0) await within(undefined, delayMs, signal, () => undefined);
     }
   }
 
@@ -237,6 +249,28 @@ function jsonText(value: unknown, extraBody: unknown): string {
     return JSON.stringify(value);
   } catch {
     return invalidOption(extraBody === undefined ? 'body' : 'extraBody', 'cannot be sent as JSON (a BigInt, a cycle).');
+  }
+}
+
+/**
+ * A call's wait while its key is blocked: at once a `RateLimitError` (nothing sent) when longer than
+ * `maxRetryAfterMs`; else until the block passes plus a random part of it again (at most 5 s), so that the calls it
+ * held, in every process, go out spread over about one more wait, and the first answers (`RateLimit-Remaining: 0`)
+ * hold the rest before they leave; again if it was extended meanwhile. (Released together, the calls a fleet queued
+ * for a user outnumber the next window's quota and all go out before its first answer comes back.)
+ * Ended by the caller's signal; counted in the key's `queued`.
+ */
+async function limitWait(limiter: RateLimiter, key: string, { signal, rules }: Call<unknown>): Promise<void> {
+  for (let ms = limiter.waitMs(key); ms > 0; ms = limiter.waitMs(key)) {
+    if (ms > rules.maxRetryAfterMs) {
+      throw new RateLimitError(429, undefined, new Headers(), `Rate limited: the service asked to wait ${Math.ceil(ms / 1000)} s, longer than maxRetryAfterMs (${rules.maxRetryAfterMs} ms); nothing was sent. Try again after error.retryAt.`, ms);
+    }
+    limiter.queue(key, 1);
+    try {
+      await within(undefined, ms + Math.random() * Math.min(ms, 5_000), signal, () => undefined);
+    } finally {
+      limiter.queue(key, -1);
+    }
   }
 }
 

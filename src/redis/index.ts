@@ -1,5 +1,5 @@
 /**
- * `@postsched/sdk/redis`: a token store and a webhook dedupe store shared by many processes through Redis.
+ * `@postsched/sdk/redis`: a token store, a webhook dedupe store and a rate limiter shared by many processes through Redis.
  * Node-only entry (`node:async_hooks`); ioredis and node-redis are optional peer dependencies, typed structurally and never
  * imported, so neither lands in any bundle.
  */
@@ -7,6 +7,7 @@ export { RedisTokenStore, type RedisTokenStoreOptions } from './redis-token-stor
 export { rotateTokenEncryption, type RotateTokenEncryptionOptions } from './rotate-token-encryption.js';
 export type { TokenRotationResult } from './token-rotation.js';
 export type { EncryptionKey, EncryptionKeyring } from './token-cipher.js';
+export { RedisRateLimiter, type RedisRateLimiterOptions } from './redis-rate-limiter.js';
 export { RedisWebhookDedupe, type RedisWebhookDedupeOptions } from './redis-webhook-dedupe.js';
 export { WebhookDedupeUnavailableError, type RedisWebhookDedupeOperation } from './webhook-dedupe-error.js';
 export type { IORedisClientLike, NodeRedisClientLike, NodeRedisClusterLike, RedisClientLike } from './redis-connection.js';

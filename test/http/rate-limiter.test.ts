@@ -1,0 +1,162 @@
+/**
+ * The in-process rate limiter: one backoff per user shared by every client of that user, set only by the service's
+ * headers, only ever extended, waited out under the call's signal (driven by fake timers) and refused at once past
+ * `maxRetryAfterMs`. The service is a `fetch` function of the test's own that counts what reaches it.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { PostSched, RateLimiter, RateLimitError, type RateLimitEvent, UserClients } from '@postsched/sdk';
+import { BASE, wirePost } from '../helpers.js';
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  vi.setSystemTime(new Date('2030-01-01T00:00:00.000Z'));
+});
+afterEach(() => vi.useRealTimers());
+
+const advance = (ms: number) => vi.advanceTimersByTimeAsync(ms);
+/** What `promise` settles to, never rejecting (the clock is driven by the test, not here). */
+const settle = <T>(promise: Promise<T>): Promise<{ value?: T; error?: unknown }> =>
+  promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+
+/** A service answering each request with the next of `answers` (the last repeats), recording who sent it and when. */
+function service(...answers: Array<() => Response>) {
+  const sent: Array<{ at: number; token: string | null }> = [];
+  const fetch = async (request: Request) => {
+    sent.push({ at: Date.now(), token: request.headers.get('authorization') });
+    return answers[Math.min(sent.length, answers.length) - 1]!();
+  };
+  return { sent, fetch };
+}
+const ok = (headers: Record<string, string> = {}) => () => Response.json(wirePost(), { headers });
+const limited = (headers: Record<string, string> = {}) => () => Response.json({ error: { code: 'rate_limited', message: 'slow down' } }, { status: 429, headers });
+
+/** A UserClients whose users are connected with fresh tokens (`tok_<user>`), over `fetch`. */
+async function usersOver(fetch: (request: Request) => Promise<Response>, options: { rateLimiter?: RateLimiter } = {}) {
+  const users = new UserClients({ oauth: { refresh: async () => Promise.reject(new Error('no refresh')) }, baseUrl: BASE, clientOptions: { fetch }, ...options });
+  for (const id of ['u1', 'u2']) await users.connect(id, { accessToken: `tok_${id}`, tokenType: 'bearer', scopes: [], expiresAt: Date.now() + 3_600_000 });
+  return users;
+}
+
+describe('one backoff per user in a UserClients', () => {
+  it("after a 429 with Retry-After: 2, no client of that user sends before the 2 s passed; another user's calls go", async () => {
+    const { sent, fetch } = service(limited({ 'retry-after': '2' }), ok());
+    const users = await usersOver(fetch);
+    const first = settle(users.client('u1').posts.get('post_1'));
+    await advance(0);
+    expect(sent).toHaveLength(1);
+    // A second client of the same user (a copy with other options) and the same client again.
+    const copy = users.client('u1').withOptions({ timeoutMs: 5_000 });
+    const others = [settle(copy.posts.get('post_1')), settle(users.client('u1').posts.get('post_1'))];
+    const other = settle(users.client('u2').posts.get('post_1'));
+    await advance(1_999);
+    expect(sent.filter((r) => r.token === 'Bearer tok_u1')).toHaveLength(1);
+    expect(sent.filter((r) => r.token === 'Bearer tok_u2')).toHaveLength(1);
+    // Queued: the two calls the block holds (the 429'd one waits as its retry, to the millisecond).
+    expect(users.rateLimit('u1')).toEqual({ blockedUntil: new Date(Date.now() + 1), queued: 2 });
+    await advance(4_000); // the wait, then the held calls spread over up to one more
+    expect((await Promise.all([first, ...others, other])).map((r) => r.error)).toEqual([undefined, undefined, undefined, undefined]);
+    expect(sent.filter((r) => r.token === 'Bearer tok_u1').every((r, i) => i === 0 || r.at >= sent[0]!.at + 2_000)).toBe(true);
+    expect(users.rateLimit('u1')).toEqual({ blockedUntil: undefined, queued: 0 });
+  });
+
+  it('holds the next calls until the reset when an answer says RateLimit-Remaining: 0', async () => {
+    const { sent, fetch } = service(ok({ 'ratelimit-limit': '10', 'ratelimit-remaining': '0', 'ratelimit-reset': '3' }), ok());
+    const users = await usersOver(fetch);
+    await users.client('u1').posts.get('post_1');
+    const next = settle(users.client('u1').posts.get('post_1'));
+    await advance(2_999);
+    expect(sent).toHaveLength(1);
+    await advance(3_001); // the reset, then a random part of it again
+    expect((await next).error).toBeUndefined();
+    expect(sent).toHaveLength(2);
+  });
+
+  it('never invents a wait: a 429 without Retry-After or RateLimit-* blocks nobody (the call retries on its own backoff)', async () => {
+    const { sent, fetch } = service(limited(), ok());
+    const users = await usersOver(fetch);
+    const first = settle(users.client('u1').posts.get('post_1'));
+    await advance(0);
+    expect(users.rateLimit('u1').blockedUntil).toBeUndefined();
+    const second = settle(users.client('u1').posts.get('post_1'));
+    await advance(0);
+    expect(sent).toHaveLength(2); // sent at once
+    await advance(1_000);
+    expect((await first).error).toBeUndefined();
+    expect((await second).error).toBeUndefined();
+  });
+
+  it('only extends a block: a shorter wait later does not shorten it', async () => {
+    const { fetch } = service(limited({ 'retry-after': '5' }), limited({ 'retry-after': '1' }), ok());
+    const users = await usersOver(fetch, { rateLimiter: new RateLimiter() });
+    const start = Date.now();
+    const copy = users.client('u1').withOptions({ maxRetries: 0 });
+    // Two calls sent before either answer: the 5 s one, then the 1 s one.
+    const calls = [settle(copy.posts.get('post_1')), settle(copy.posts.get('post_1'))];
+    await advance(0);
+    expect(users.rateLimit('u1').blockedUntil).toEqual(new Date(start + 5_000));
+    await advance(6_000);
+    await Promise.all(calls);
+  });
+
+  it('fails a call at once with RateLimitError (retryAt set, nothing sent) when the block is longer than maxRetryAfterMs', async () => {
+    const { sent, fetch } = service(limited({ 'retry-after': '120' }), ok());
+    const client = new PostSched({ baseUrl: BASE, auth: 'tok_1', fetch, maxRetryAfterMs: 60_000 });
+    const first = await settle(client.posts.get('post_1'));
+    expect(first.error).toBeInstanceOf(RateLimitError);
+    const { error } = await settle(client.withOptions({}).posts.get('post_1'));
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect((error as RateLimitError).retryAt).toEqual(new Date(Date.now() + 120_000));
+    expect((error as RateLimitError).message).toMatch(/nothing was sent/);
+    expect(sent).toHaveLength(1);
+  });
+
+  it('keeps a block of at most a day, whatever the header says (the call itself fails with the wait it was given)', async () => {
+    const { fetch } = service(limited({ 'retry-after': '99999999' }), ok());
+    const client = new PostSched({ baseUrl: BASE, auth: 'tok_1', fetch });
+    const { error } = await settle(client.posts.get('post_1'));
+    expect((error as RateLimitError).retryAfterMs).toBe(99_999_999_000);
+    expect(client.rateLimit.blockedUntil).toEqual(new Date(Date.now() + 86_400_000));
+  });
+
+  it("ends a wait on the call's signal: rejects with its reason, nothing sent, no longer queued", async () => {
+    const { sent, fetch } = service(limited({ 'retry-after': '10' }), ok());
+    const client = new PostSched({ baseUrl: BASE, auth: 'tok_1', fetch, maxRetries: 0 });
+    await settle(client.posts.get('post_1'));
+    const controller = new AbortController();
+    const waiting = settle(client.posts.get('post_1', { signal: controller.signal }));
+    await advance(1_000);
+    expect(client.rateLimit.queued).toBe(1);
+    controller.abort(new Error('user left'));
+    expect((await waiting).error).toEqual(new Error('user left'));
+    expect(client.rateLimit.queued).toBe(0);
+    expect(sent).toHaveLength(1);
+  });
+
+  it('tells onRateLimit when a key becomes limited and when it clears, with no token in it', async () => {
+    const events: RateLimitEvent[] = [];
+    const { fetch } = service(limited({ 'retry-after': '2' }), ok());
+    const users = await usersOver(fetch, { rateLimiter: new RateLimiter({ onRateLimit: (event) => events.push(event) }) });
+    const call = settle(users.client('u1').posts.get('post_1'));
+    await advance(5_000);
+    expect((await call).error).toBeUndefined();
+    expect(events).toEqual([
+      { key: 'u1', state: 'limited', blockedUntil: new Date(Date.parse('2030-01-01T00:00:02.000Z')) },
+      { key: 'u1', state: 'cleared', blockedUntil: undefined },
+    ]);
+    expect(JSON.stringify(events)).not.toMatch(/tok_/);
+  });
+
+  it('a `key` option widens the scope: one user limited holds every user', async () => {
+    const { sent, fetch } = service(limited({ 'retry-after': '2' }), ok());
+    const users = await usersOver(fetch, { rateLimiter: new RateLimiter({ key: 'app' }) });
+    await settle(users.client('u1').withOptions({ maxRetries: 0 }).posts.get('post_1'));
+    const other = settle(users.client('u2').posts.get('post_1'));
+    await advance(1_000);
+    expect(sent).toHaveLength(1);
+    await advance(3_000);
+    expect((await other).error).toBeUndefined();
+  });
+});
