@@ -2,7 +2,7 @@
  * `PostSched`: the client. It checks its options, builds the one request pipeline and hangs the
  * resources on it.
  */
-import { ValidationError } from './errors.js';
+import { ValidationError } from './core/errors.js';
 import { CLIENT_SETUP, setUpClient, type ClientSetup } from './client-setup.js';
 import { toTokenSource, type Auth } from './http/auth.js';
 import type { Logger } from './http/logger.js';
@@ -19,7 +19,7 @@ import { Accounts } from './resources/accounts.js';
 import { Analytics } from './resources/analytics.js';
 import { Media } from './resources/media.js';
 import { Posts } from './resources/posts.js';
-import { checkOptions, invalidOption, optionalFunction } from './invalid-option.js';
+import { checkOptions, invalidOption, optionalFunction } from './core/invalid-option.js';
 import { inspectAs } from './oauth/inspect.js';
 
 export type { Auth } from './http/auth.js';
@@ -27,7 +27,7 @@ export type { Logger } from './http/logger.js';
 export { APIPromise, type WithResponse } from './http/api-promise.js';
 export type { Hooks, RequestHookInfo, ResponseHookInfo, RetryHookInfo } from './http/hooks.js';
 export type { RawQuery, RawRequestOptions, RawWriteOptions } from './http/raw.js';
-export type { RateLimitInfo } from './rate-limit.js';
+export type { RateLimitInfo } from './core/rate-limit.js';
 export { REQUEST_CHANNEL, type RequestTrace } from './http/tracing.js';
 export { SDK_VERSION, type AppInfo } from './http/user-agent.js';
 export type { HeadersInput, RequestOptions, WriteRequestOptions } from './http/options.js';

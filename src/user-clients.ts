@@ -5,8 +5,8 @@
  */
 import { PostSched, type PostSchedOptions, type PostSchedOverrides } from './client.js';
 import { CLIENT_SETUP, setUpClient, type ClientSetup } from './client-setup.js';
-import { ValidationError } from './errors.js';
-import { checkOptions, invalidOption, optionalFunction, optionNames } from './invalid-option.js';
+import { ValidationError } from './core/errors.js';
+import { checkOptions, integerOption, invalidOption, optionalFunction, optionNames } from './core/invalid-option.js';
 import { ReauthorizationRequiredError, TokenStoreError } from './oauth/errors.js';
 import { inspectAs } from './oauth/inspect.js';
 import { MemoryTokenStore } from './oauth/memory-token-store.js';
@@ -244,11 +244,8 @@ export class UserClients {
     this.#memoryStores = options.store === undefined ? new Map() : undefined;
     this.#onTokens = optionalFunction(options.onTokens, 'onTokens');
     this.#onReauthorizationRequired = optionalFunction(options.onReauthorizationRequired, 'onReauthorizationRequired');
-    const { maxUsers = DEFAULT_MAX_USERS, clientOptions = {}, managerOptions = {} } = options;
-    if (typeof maxUsers !== 'number' || !Number.isSafeInteger(maxUsers) || maxUsers < 1) {
-      invalidOption('maxUsers', 'must be a whole number of users, at least 1 (default 10000).');
-    }
-    this.#maxUsers = maxUsers;
+    const { clientOptions = {}, managerOptions = {} } = options;
+    this.#maxUsers = integerOption(options.maxUsers, 'maxUsers', DEFAULT_MAX_USERS, 1, Number.MAX_SAFE_INTEGER);
     if (typeof clientOptions !== 'object' || clientOptions === null) invalidOption('clientOptions', 'must be an object of PostSched options.');
     const client: Partial<PostSchedOptions> = checkOptions(clientOptions);
     for (const name of ['baseUrl', 'auth'] as const) {

@@ -4,7 +4,7 @@
  * quotes the value, which may be a secret: here the error is a `ValidationError` naming the option and the
  * header, never the value.
  */
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../core/errors.js';
 import type { HeadersInput } from './options.js';
 
 /** `new Headers(init)`, or a `ValidationError` naming `option` and the bad header. */

@@ -4,7 +4,7 @@
  * time-outs and typed errors all apply. Only paths under the base URL are accepted: the bearer token must never
  * travel to another host.
  */
-import { checkOptions, invalidOption, optionalFunction } from '../invalid-option.js';
+import { checkOptions, invalidOption, optionalFunction } from '../core/invalid-option.js';
 import { hasDotSegment } from '../resources/routes.js';
 import { checkedQuery } from './extra-fields.js';
 import type { RequestOptions, RequestSpec, WriteRequestOptions } from './options.js';

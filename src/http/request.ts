@@ -12,11 +12,12 @@
  */
 import type { Options as KyOptions } from 'ky';
 import { isTimeoutError, ky, loadKy } from '#ky';
-import { PostSchedError } from '../base-error.js';
-import { readBody } from '../buffer-response.js';
-import { ConnectionError, RedirectError, TimeoutError } from '../errors.js';
-import { checkOptions, integerOption, invalidOption, MAX_RETRIES, MAX_TIMEOUT_MS } from '../invalid-option.js';
-import { describeNetworkError, sanitizeCause } from '../scrub.js';
+import { PostSchedError } from '../core/base-error.js';
+import { readBody } from '../core/buffer-response.js';
+import { ConnectionError, RedirectError, TimeoutError } from '../core/errors.js';
+import { checkOptions, integerOption, invalidOption, MAX_RETRIES, MAX_TIMEOUT_MS } from '../core/invalid-option.js';
+import { describeNetworkError, sanitizeCause } from '../core/scrub.js';
+import { sleep, within } from '../core/time-bound.js';
 import { apiError, parse } from './answer.js';
 import { APIPromise, type PipelineResult } from './api-promise.js';
 import { observe, retrying, type ObservedCall } from './attempt.js';
@@ -93,7 +94,7 @@ export class Pipeline {
       if (delayMs === undefined) throw response === undefined ? failure : apiError(response, tokens);
       retries++;
       retrying(this.#config.hooks, call, tokens.length + 1, delayMs, response?.status, failure);
-      await within(undefined, delayMs, signal, () => undefined);
+      await sleep(delayMs, signal);
     }
   }
 
@@ -239,27 +240,4 @@ function jsonText(value: unknown, extraBody: unknown): string {
  */
 function tokenWait<T>(promise: Promise<T>, { timeoutMs, signal }: Call<unknown>): Promise<T> {
   return within(promise, timeoutMs, signal, () => Promise.reject(new TimeoutError(timeoutMs)));
-}
-
-/**
- * `promise` (none: nothing but the wait), or after `ms` what `onTime` gives; the caller's abort ends the wait at once,
- * rejecting with its reason. No timer or listener is left behind; the promise itself runs on. The wait for a token
- * and the wait between attempts.
- */
-function within<T>(promise: Promise<T> | undefined, ms: number, signal: AbortSignal | undefined, onTime: () => T | Promise<T>): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    if (signal?.aborted === true) return reject(signal.reason);
-    const settle = (finish: () => void) => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      finish();
-    };
-    const onAbort = () => settle(() => reject(signal!.reason));
-    const timer = setTimeout(() => settle(() => resolve(onTime())), ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    promise?.then(
-      (value) => settle(() => resolve(value)),
-      (error: unknown) => settle(() => reject(error)),
-    );
-  });
 }

@@ -3,8 +3,8 @@
  * This file only wires the service's fixed endpoints and the SDK's errors and TokenSet around it.
  */
 import * as oauth from 'oauth4webapi';
-import { ValidationError } from '../errors.js';
-import { checkBaseUrl } from '../base-url.js';
+import { ValidationError } from '../core/errors.js';
+import { checkBaseUrl } from '../core/base-url.js';
 import { OAuthCallbackError } from './errors.js';
 import { inspectAs } from './inspect.js';
 import { mapCallbackError, mapRequestError, mapResponseError, type Grant } from './map-error.js';
@@ -13,7 +13,7 @@ import { checkScopes } from './scopes.js';
 import { createTokenFetch, type FetchLike } from './token-fetch.js';
 import { userAgent } from '../http/user-agent.js';
 import type { Scope, TokenSet } from './types.js';
-import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction, optionNames } from '../invalid-option.js';
+import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction, optionNames } from '../core/invalid-option.js';
 
 /** Default time-out of one token request, body included. */
 const DEFAULT_TIMEOUT_MS = 30_000;

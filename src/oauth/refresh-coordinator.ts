@@ -3,8 +3,8 @@
  * will not do), the refresh inside the store's lock when it has one, and one refresh per refresh token across the
  * managers of the process (`refreshOnce`).
  */
-import { PostSchedError } from '../base-error.js';
-import { timeBound } from '../time-bound.js';
+import { PostSchedError } from '../core/base-error.js';
+import { timeBound } from '../core/time-bound.js';
 import { ReauthorizationRequiredError, TokenStoreError } from './errors.js';
 import type { FreshToken } from './fresh-token.js';
 import type { SavedTokens } from './saved-tokens.js';

@@ -4,8 +4,8 @@
  * acknowledged writes (the newest tokens this manager holds are written back). Every store call and `onTokens` is
  * bounded by `storeTimeoutMs`.
  */
-import { PostSchedError } from '../base-error.js';
-import { timeBound } from '../time-bound.js';
+import { PostSchedError } from '../core/base-error.js';
+import { sleep, timeBound } from '../core/time-bound.js';
 import { ReauthorizationRequiredError, TokenStoreError, type TokenStoreOperation } from './errors.js';
 import type { FreshToken, HoldOptions } from './fresh-token.js';
 import { newestKnown, recordRotation, recordStored } from './shared-refresh.js';
@@ -211,7 +211,7 @@ export class SavedTokens {
           this.#pending = pending; // the write may still land: settled by re-reading before anything else is written
           throw error;
         }
-        await new Promise((resolve) => setTimeout(resolve, wait));
+        await sleep(wait);
       }
     }
     if (written === false) return false;

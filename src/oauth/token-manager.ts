@@ -1,7 +1,7 @@
 /**
  * Keeps one user's access token valid: a cache read when it is fresh, one shared refresh when it is not.
  */
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../core/errors.js';
 import { FreshToken } from './fresh-token.js';
 import { inspectAs } from './inspect.js';
 import { MemoryTokenStore } from './memory-token-store.js';
@@ -9,7 +9,7 @@ import { RefreshCoordinator } from './refresh-coordinator.js';
 import { SavedTokens } from './saved-tokens.js';
 import { describeTokens, tokenSetProblem } from './token-set.js';
 import type { AccessTokenProvider, TokenSet, TokenStore } from './types.js';
-import { checkOptions, invalidOption, optionalFunction, optionNames } from '../invalid-option.js';
+import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction, optionNames } from '../core/invalid-option.js';
 
 /** Refresh this long before expiry, so a token handed out stays valid through the request that uses it. */
 const DEFAULT_REFRESH_MARGIN_MS = 60_000;
@@ -118,9 +118,9 @@ export class TokenManager implements AccessTokenProvider {
       invalidOption('store', 'must implement get() and set(tokens) (see TokenStore).');
     }
     optionalFunction(options.onTokens, 'onTokens');
-    this.refreshMarginMs = milliseconds(options.refreshMarginMs, 'refreshMarginMs', DEFAULT_REFRESH_MARGIN_MS, 0);
-    const storeTimeoutMs = milliseconds(options.storeTimeoutMs, 'storeTimeoutMs', DEFAULT_STORE_TIMEOUT_MS, 1);
-    const lockTimeoutMs = milliseconds(options.lockTimeoutMs, 'lockTimeoutMs', DEFAULT_LOCK_TIMEOUT_MS, 1);
+    this.refreshMarginMs = integerOption(options.refreshMarginMs, 'refreshMarginMs', DEFAULT_REFRESH_MARGIN_MS, 0, MAX_TIMEOUT_MS);
+    const storeTimeoutMs = integerOption(options.storeTimeoutMs, 'storeTimeoutMs', DEFAULT_STORE_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
+    const lockTimeoutMs = integerOption(options.lockTimeoutMs, 'lockTimeoutMs', DEFAULT_LOCK_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
     const { oauth, onTokens, userId } = options;
     const fresh = (this.#fresh = new FreshToken(this.refreshMarginMs));
     // The re-read after a save inside the lock is a flight as a call makes; its failure is left to the next call.
@@ -225,12 +225,4 @@ function noop(): void {}
 
 function accessTokenOf(tokens: TokenSet): string {
   return tokens.accessToken;
-}
-
-function milliseconds(value: unknown, name: string, fallback: number, min: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > 2_147_483_647) {
-    invalidOption(name, `must be a number of milliseconds from ${min} to 2147483647.`);
-  }
-  return value;
 }

@@ -3,8 +3,8 @@
  * a lock (a lease on the row: owner token and expiry) so the whole fleet refreshes once. Node-only, as the lock
  * (src/store/lease-lock.ts, shared with `RedisTokenStore`) tracks its holder with `AsyncLocalStorage`.
  */
-import { ValidationError } from '../errors.js';
-import { checkOptions, integerOption, MAX_TIMEOUT_MS, optionNames } from '../invalid-option.js';
+import { ValidationError } from '../core/errors.js';
+import { checkOptions, integerOption, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
 import type { ReauthorizationReason } from '../oauth/errors.js';
 import { copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';

@@ -3,8 +3,8 @@
  * whole fleet refreshes once. Node-only: the lock (src/store/lease-lock.ts, shared with `PostgresTokenStore`) tracks
  * its holder with `AsyncLocalStorage`. The encryption is Web Crypto.
  */
-import { ValidationError } from '../errors.js';
-import { checkOptions, integerOption, MAX_TIMEOUT_MS, optionNames } from '../invalid-option.js';
+import { ValidationError } from '../core/errors.js';
+import { checkOptions, integerOption, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
 import { copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { LeaseLock, lockTimes } from '../store/lease-lock.js';

@@ -4,8 +4,8 @@
  * compare-and-delete script, so two receivers can never both take an event, and a receiver whose claim expired
  * can never give back the claim another one took since.
  */
-import { ValidationError } from '../errors.js';
-import { checkOptions, integerOption, invalidOption, invalidValue, MAX_TIMEOUT_MS, optionNames } from '../invalid-option.js';
+import { ValidationError } from '../core/errors.js';
+import { checkOptions, integerOption, invalidOption, invalidValue, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
 import type { WebhookClaim, WebhookClaimContext, WebhookDedupeStore } from '../webhooks/dedupe.js';
 import { RELEASE_LOCK } from './lock-scripts.js';
 import { defineScript, RedisConnection, type RedisClientLike, type RedisScript } from './redis-connection.js';

@@ -3,7 +3,7 @@
  * has an encryption key. Both ways check the shape with the token manager's own check (`tokenSetProblem`), so a
  * foreign or corrupted value is an error, not a token set with `undefined` fields.
  */
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../core/errors.js';
 import { tokenSetProblem } from '../oauth/token-set.js';
 import type { TokenSet } from '../oauth/types.js';
 import { StoredTokensUnreadableError } from './errors.js';

@@ -3,7 +3,7 @@
  * base URL, which carries any version prefix. Paths are relative to it, ids path-encoded.
  * The scope each route needs is in brackets.
  */
-import { invalidOption } from '../invalid-option.js';
+import { invalidOption } from '../core/invalid-option.js';
 
 /** One endpoint: its HTTP method and its path relative to the base URL. */
 export interface Route {

@@ -4,9 +4,9 @@
  * (wire-contract.ts) and is returned untouched, so a schema would cost a copy of every object and several KB of
  * bundle for a handful of `typeof` checks.
  */
-import { ResponseValidationError, ValidationError } from '../errors.js';
-import { integerOption } from '../invalid-option.js';
-import { isRecord } from '../is-record.js';
+import { ResponseValidationError, ValidationError } from '../core/errors.js';
+import { integerOption } from '../core/invalid-option.js';
+import { isRecord } from '../core/is-record.js';
 import type { WireType } from './wire-contract.js';
 
 /** Where a value sits: `['data', 3, 'account_ids', 0]`. */

@@ -3,8 +3,8 @@
  * `PlainDateTime.prototype.toZonedDateTime(timeZone, { disambiguation })` (TC39 Temporal, GetPossibleEpochNanoseconds
  * and DisambiguatePossibleEpochNanoseconds), in plain numbers: wall times are epoch milliseconds "as if UTC".
  */
-import { ValidationError } from '../errors.js';
-import { checkOptions, invalidValue, optionNames } from '../invalid-option.js';
+import { ValidationError } from '../core/errors.js';
+import { checkOptions, invalidValue, optionNames } from '../core/invalid-option.js';
 import { changeAt, offsetsOf, utc, type OffsetAt } from './zone.js';
 
 /**

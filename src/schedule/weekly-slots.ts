@@ -1,6 +1,6 @@
 /** Recurring wall-clock slots ("Mon, Wed, Fri at 09:00 and 17:30 in New York") as instants, right across DST. */
-import { ValidationError } from '../errors.js';
-import { checkOptions, invalidOption, invalidValue, optionNames } from '../invalid-option.js';
+import { ValidationError } from '../core/errors.js';
+import { checkOptions, invalidOption, invalidValue, optionNames } from '../core/invalid-option.js';
 import { checkPolicy, DAY, parseTime, toInstant, type Disambiguation, type Refusal } from './local-time.js';
 import { changeAt, offsetsOf, type OffsetAt } from './zone.js';
 
