@@ -2,7 +2,6 @@
  * `PostSched`: the client. It checks its options, builds the one request pipeline and hangs the
  * resources on it.
  */
-import { ValidationError } from './core/errors.js';
 import { CLIENT_SETUP, setUpClient, type ClientSetup } from './client-setup.js';
 import { toTokenSource, type Auth } from './http/auth.js';
 import type { Logger } from './http/logger.js';
@@ -97,9 +96,7 @@ export class PostSched {
   #analytics: Analytics | undefined;
 
   constructor(options: PostSchedOptions) {
-    if (typeof options !== 'object' || options === null) {
-      throw new ValidationError('new PostSched() needs an options object: { baseUrl, auth }.', []);
-    }
+    checkOptions(options, undefined, 'new PostSched()', { needs: '{ baseUrl, auth }' });
     // UserClients passes the setup it made once for all its users; anyone else's options are checked here.
     const shared = (options as { [CLIENT_SETUP]?: ClientSetup })[CLIENT_SETUP];
     const setup = shared ?? setUpClient(options);

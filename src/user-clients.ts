@@ -5,8 +5,7 @@
  */
 import { PostSched, type PostSchedOptions, type PostSchedOverrides } from './client.js';
 import { CLIENT_SETUP, setUpClient, type ClientSetup } from './client-setup.js';
-import { ValidationError } from './core/errors.js';
-import { checkOptions, integerOption, invalidOption, optionalFunction, optionNames } from './core/invalid-option.js';
+import { checkOptions, integerOption, invalidOption, optionalFunction, optionNames, refusal } from './core/invalid-option.js';
 import { ReauthorizationRequiredError, TokenStoreError } from './oauth/errors.js';
 import { inspectAs } from './oauth/inspect.js';
 import { MemoryTokenStore } from './oauth/memory-token-store.js';
@@ -234,10 +233,7 @@ export class UserClients {
   #disposed = false;
 
   constructor(options: UserClientsOptions) {
-    if (typeof options !== 'object' || options === null) {
-      throw new ValidationError('new UserClients() needs an options object: { oauth, baseUrl }.', []);
-    }
-    options = checkOptions(options, USER_CLIENTS_OPTIONS, 'new UserClients()');
+    options = checkOptions(options, USER_CLIENTS_OPTIONS, 'new UserClients()', { needs: '{ oauth, baseUrl }' });
     if (typeof options.oauth?.refresh !== 'function') invalidOption('oauth', 'must be an OAuthClient (anything with refresh(tokens)).');
     this.#oauth = options.oauth;
     this.#makeStore = optionalFunction(options.store, 'store');
@@ -360,7 +356,7 @@ export class UserClients {
 
   /** The cached user, moved to the most recently used end; or a new one, evicting the least recently used. */
   #user(userId: string): UserTokenManager {
-    if (this.#disposed) throw new ValidationError('This UserClients was disposed: make a new one to act for users again.', []);
+    if (this.#disposed) throw refusal('This UserClients was disposed: make a new one to act for users again.', []);
     checkUserId(userId);
     const users = this.#users;
     let user = users.get(userId);

@@ -1,6 +1,7 @@
 /**
- * The one option check: every input check in the SDK throws the same `ValidationError`, whose message starts with
- * the option's name in backticks and whose `path` is that name; every numeric option, client-level and per call, is
+ * The one way to refuse input: every input check in the SDK throws the `ValidationError` made here (nothing else in
+ * src/ constructs one: scripts/check-kernel.mjs), whose message starts with the option's name in backticks and whose
+ * `path` is that name (`refusal` for input wrong as a whole); every numeric option, client-level and per call, is
  * checked by `integerOption` against its bounds; a per-call option the call does not take is refused by name.
  */
 import { ValidationError } from './errors.js';
@@ -11,9 +12,17 @@ export const MAX_TIMEOUT_MS = 2_147_483_647;
 /** The most retries a call may make. */
 export const MAX_RETRIES = 10;
 
+/**
+ * The `ValidationError` of input wrong as a whole, or of a message that is not "`name` problem" (thrown by the
+ * caller, or handed to a rejection); `message` says what is wrong and how to fix it.
+ */
+export function refusal(message: string, path: ReadonlyArray<string | number> = []): ValidationError {
+  return new ValidationError(message, path);
+}
+
 /** Throws `ValidationError("`name` problem", path)`; `problem` says what is wrong and how to fix it. */
 export function invalidOption(name: string, problem: string, path: ReadonlyArray<string | number> = [name]): never {
-  throw new ValidationError(`\`${name}\` ${problem}`, path);
+  throw refusal(`\`${name}\` ${problem}`, path);
 }
 
 /** `value` when it is a function or `undefined`; otherwise "`name` must be a function." */
@@ -54,13 +63,19 @@ export const optionNames = <T>(names: { [K in keyof Required<T>]: 0 }): readonly
 
 /**
  * `options`, as a copy of its own enumerable properties (on a null prototype: an option set on `Object.prototype` is
- * never read), refused when it is not an object (`null` included), when reading it throws (a getter, a Proxy), or
- * when it holds a key (with a value) that `of` does not take (`known`, with the closest name; without `known`, the
- * keys are left to the pipeline's check; `elsewhere` may say where such a key goes). Read every options object
- * through it, once.
+ * never read), refused when it is not an object (`null` included; a constructor says what it `needs`: "new
+ * PostSched() needs an options object: { baseUrl, auth }."), when reading it throws (a getter, a Proxy), or when it
+ * holds a key (with a value) that `of` does not take (`known`, with the closest name; without `known`, the keys are
+ * left to the pipeline's check; `elsewhere` may say where such a key goes). Read every options object through it, once.
  */
-export function checkOptions<T>(options: T, known?: readonly string[], of = 'this call', elsewhere?: (name: string) => string): T {
+export function checkOptions<T>(
+  options: T,
+  known?: readonly string[],
+  of = 'this call',
+  { needs, elsewhere }: { needs?: string; elsewhere?: (name: string) => string } = {},
+): T {
   if (typeof options !== 'object' || options === null) {
+    if (needs !== undefined) throw refusal(`${of} needs an options object: ${needs}.`);
     invalidOption('options', `must be an object: the options of ${of}${of === 'this call' ? ', such as { timeoutMs: 5000 }' : ''}.`);
   }
   const own: Record<string, unknown> = Object.create(null);

@@ -3,7 +3,6 @@
  * This file only wires the service's fixed endpoints and the SDK's errors and TokenSet around it.
  */
 import * as oauth from 'oauth4webapi';
-import { ValidationError } from '../core/errors.js';
 import { checkBaseUrl } from '../core/base-url.js';
 import { OAuthCallbackError } from './errors.js';
 import { inspectAs } from './inspect.js';
@@ -102,10 +101,7 @@ export class OAuthClient {
   readonly #requestOptions: oauth.TokenEndpointRequestOptions;
 
   constructor(options: OAuthClientOptions) {
-    if (typeof options !== 'object' || options === null) {
-      throw new ValidationError('new OAuthClient() needs an options object: { baseUrl, clientId, clientSecret, redirectUri }.');
-    }
-    options = checkOptions(options, OAUTH_CLIENT_OPTIONS, 'new OAuthClient()');
+    options = checkOptions(options, OAUTH_CLIENT_OPTIONS, 'new OAuthClient()', { needs: '{ baseUrl, clientId, clientSecret, redirectUri }' });
     const base = checkBaseUrl(options.baseUrl);
     requireString(options.clientId, 'clientId');
     requireString(options.clientSecret, 'clientSecret');

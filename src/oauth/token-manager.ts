@@ -1,7 +1,6 @@
 /**
  * Keeps one user's access token valid: a cache read when it is fresh, one shared refresh when it is not.
  */
-import { ValidationError } from '../core/errors.js';
 import { FreshToken } from './fresh-token.js';
 import { inspectAs } from './inspect.js';
 import { MemoryTokenStore } from './memory-token-store.js';
@@ -9,7 +8,7 @@ import { RefreshCoordinator } from './refresh-coordinator.js';
 import { SavedTokens } from './saved-tokens.js';
 import { describeTokens, tokenSetProblem } from './token-set.js';
 import type { AccessTokenProvider, TokenSet, TokenStore } from './types.js';
-import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction, optionNames } from '../core/invalid-option.js';
+import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction, optionNames, refusal } from '../core/invalid-option.js';
 
 /** Refresh this long before expiry, so a token handed out stays valid through the request that uses it. */
 const DEFAULT_REFRESH_MARGIN_MS = 60_000;
@@ -167,7 +166,7 @@ export class TokenManager implements AccessTokenProvider {
    */
   forceRefresh(rejectedAccessToken: string): Promise<string> {
     if (typeof rejectedAccessToken !== 'string') {
-      return Promise.reject(new ValidationError('forceRefresh() needs the access token the service rejected.', ['rejectedAccessToken']));
+      return Promise.reject(refusal('forceRefresh() needs the access token the service rejected.', ['rejectedAccessToken']));
     }
     const token = this.#fresh.peek(rejectedAccessToken);
     if (token !== undefined) return Promise.resolve(token);

@@ -3,8 +3,7 @@
  * a lock (a lease on the row: owner token and expiry) so the whole fleet refreshes once. Node-only, as the lock
  * (src/store/lease-lock.ts, shared with `RedisTokenStore`) tracks its holder with `AsyncLocalStorage`.
  */
-import { ValidationError } from '../core/errors.js';
-import { checkOptions, integerOption, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
+import { checkOptions, integerOption, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
 import type { ReauthorizationReason } from '../oauth/errors.js';
 import { copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
@@ -78,13 +77,10 @@ export class PostgresTokenStore implements TokenStore {
   readonly #lock: LeaseLock;
 
   constructor(options: PostgresTokenStoreOptions) {
-    if (typeof options !== 'object' || options === null) {
-      throw new ValidationError('new PostgresTokenStore() needs an options object: { pool, key }.', []);
-    }
-    options = checkOptions(options, OPTIONS, 'new PostgresTokenStore()');
+    options = checkOptions(options, OPTIONS, 'new PostgresTokenStore()', { needs: '{ pool, key }' });
     const { key } = options;
     if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH) {
-      throw new ValidationError(`\`key\` must be a non-empty string (at most ${MAX_KEY_LENGTH} characters) naming this user's row.`, ['key']);
+      throw refusal(`\`key\` must be a non-empty string (at most ${MAX_KEY_LENGTH} characters) naming this user's row.`, ['key']);
     }
     const pool = checkPool(options.pool);
     const table = tableName(options.table);

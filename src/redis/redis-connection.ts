@@ -11,7 +11,7 @@
  * Every command is bounded by `commandTimeoutMs` and every failure becomes a `TokenStoreUnavailableError`.
  */
 import { toHex } from '../core/bytes.js';
-import { ValidationError } from '../core/errors.js';
+import { refusal } from '../core/invalid-option.js';
 import { sanitizeCause, scrubStoreMessage } from '../core/scrub.js';
 import { timeBound } from '../core/time-bound.js';
 import { ClusterClientRequiredError, CrossSlotError, type RedisTokenStoreOperation, TokenStoreUnavailableError } from './errors.js';
@@ -152,7 +152,7 @@ export class RedisConnection<Operation extends string = RedisTokenStoreOperation
 /** Picks the raw-command call of the client, by shape (never by importing either package). */
 function toSend(client: unknown): { send: Send; isCluster: boolean } {
   if (typeof client !== 'object' || client === null) {
-    throw new ValidationError(`\`redis\` must be an ioredis or node-redis client; got ${client === null ? 'null' : typeof client}.`, ['redis']);
+    throw refusal(`\`redis\` must be an ioredis or node-redis client; got ${client === null ? 'null' : typeof client}.`, ['redis']);
   }
   const candidate = client as Record<string, unknown>;
   if (typeof candidate['call'] === 'function') {
@@ -167,7 +167,7 @@ function toSend(client: unknown): { send: Send; isCluster: boolean } {
     const nodeRedis = client as NodeRedisClientLike;
     return { send: (args) => promised(nodeRedis.sendCommand(args)), isCluster: false };
   }
-  throw new ValidationError(
+  throw refusal(
     '`redis` must be an ioredis client (new Redis()) or a node-redis client (createClient()): it has neither ' +
       '`call` nor `sendCommand`.',
     ['redis'],
