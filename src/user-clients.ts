@@ -9,8 +9,8 @@ import { checkOptions, integerOption, invalidOption, optionalFunction, optionNam
 import { ReauthorizationRequiredError, TokenStoreError } from './oauth/errors.js';
 import { inspectAs } from './oauth/inspect.js';
 import { MemoryTokenStore } from './oauth/memory-token-store.js';
-import { TokenManager, type TokenManagerOptions, type TokenRefresher } from './oauth/token-manager.js';
-import type { TokenSet, TokenStore } from './oauth/types.js';
+import { TokenManager, type TokenManagerOptions } from './oauth/token-manager.js';
+import type { TokenRefresher, TokenSet, TokenStore } from './oauth/types.js';
 
 declare global {
   interface SymbolConstructor {

@@ -10,7 +10,7 @@ import { mapCallbackError, mapRequestError, mapResponseError, type Grant } from 
 import { forProcessing, toTokenSet } from './normalize.js';
 import { checkScopes } from './scopes.js';
 import { createTokenFetch, type FetchLike } from './token-fetch.js';
-import { userAgent } from '../http/user-agent.js';
+import { userAgent } from '../core/user-agent.js';
 import type { Scope, TokenSet } from './types.js';
 import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction, optionNames } from '../core/invalid-option.js';
 

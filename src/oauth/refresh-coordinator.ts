@@ -9,9 +9,8 @@ import { ReauthorizationRequiredError, TokenStoreError } from './errors.js';
 import type { FreshToken } from './fresh-token.js';
 import type { SavedTokens } from './saved-tokens.js';
 import { newestKnown, recordRotation, refreshOnce } from './shared-refresh.js';
-import type { TokenRefresher } from './token-manager.js';
 import { sameTokens } from './token-set.js';
-import type { TokenSet, TokenStore } from './types.js';
+import type { TokenRefresher, TokenSet, TokenStore } from './types.js';
 
 export interface RefreshCoordinatorOptions {
   readonly oauth: TokenRefresher;

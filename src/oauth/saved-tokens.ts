@@ -9,9 +9,8 @@ import { sleep, timeBound } from '../core/time-bound.js';
 import { ReauthorizationRequiredError, TokenStoreError, type TokenStoreOperation } from './errors.js';
 import type { FreshToken, HoldOptions } from './fresh-token.js';
 import { newestKnown, recordRotation, recordStored } from './shared-refresh.js';
-import type { TokenRefresher } from './token-manager.js';
 import { copyTokenSet, isOtherUsers, parseTokenSet, sameTokens } from './token-set.js';
-import type { TokenSet, TokenStore } from './types.js';
+import type { TokenRefresher, TokenSet, TokenStore } from './types.js';
 
 /**
  * After a refresh saved inside the store's lock, the store is read again this long after the save (one read). The

@@ -7,7 +7,7 @@ import { MemoryTokenStore } from './memory-token-store.js';
 import { RefreshCoordinator } from './refresh-coordinator.js';
 import { SavedTokens } from './saved-tokens.js';
 import { describeTokens, tokenSetProblem } from './token-set.js';
-import type { AccessTokenProvider, TokenSet, TokenStore } from './types.js';
+import type { AccessTokenProvider, TokenRefresher, TokenSet, TokenStore } from './types.js';
 import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction, optionNames, refusal } from '../core/invalid-option.js';
 
 /** Refresh this long before expiry, so a token handed out stays valid through the request that uses it. */
@@ -16,12 +16,6 @@ const DEFAULT_REFRESH_MARGIN_MS = 60_000;
 const DEFAULT_STORE_TIMEOUT_MS = 10_000;
 /** Longest wait for `store.lock` to start running the refresh (above RedisTokenStore's 45 s `lockWaitMs`). */
 const DEFAULT_LOCK_TIMEOUT_MS = 60_000;
-
-/** What the manager needs from the OAuth side: `OAuthClient` implements it. */
-export interface TokenRefresher {
-  /** Exchanges the refresh token in `previous` for a new TokenSet (see `OAuthClient.refresh`). */
-  refresh(previous: TokenSet): Promise<TokenSet>;
-}
 
 /** Options of {@link TokenManager}. */
 export interface TokenManagerOptions {

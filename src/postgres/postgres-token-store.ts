@@ -9,7 +9,7 @@ import { copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { type EncryptionKey, TokenCipher } from '../redis/token-cipher.js';
 import { LeaseLock, lockTimes } from '../store/lease-lock.js';
-import { StoredTokens } from '../store/stored-tokens.js';
+import { StoredTokens } from '../redis/stored-tokens.js';
 import { PostgresTokenStoreError } from './errors.js';
 import { checkPool, PgConnection, type PgPoolLike } from './pg-connection.js';
 import { statements, tableName } from './token-table.js';

@@ -7,7 +7,7 @@ import { checkOptions, integerOption, MAX_TIMEOUT_MS, optionNames, refusal } fro
 import { copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { LeaseLock, lockTimes } from '../store/lease-lock.js';
-import { StoredTokens } from '../store/stored-tokens.js';
+import { StoredTokens } from './stored-tokens.js';
 import { LockLostError, LockTimeoutError, withHashTag } from './errors.js';
 import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED } from './lock-scripts.js';
 import { RedisConnection, type RedisClientLike } from './redis-connection.js';
