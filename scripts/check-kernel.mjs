@@ -10,7 +10,8 @@ import { dirname, join, relative } from 'node:path';
 import ts from 'typescript';
 
 const ROOT = join(dirname(new URL(import.meta.url).pathname), '..');
-const SRC = join(ROOT, 'src');
+/** The folder checked: src/ (another one as the argument, for the rules' own test). */
+const SRC = process.argv[2] ?? join(ROOT, 'src');
 /** Private imports (package.json "imports"), by the file TypeScript reads for them (tsconfig "paths"). */
 const PRIVATE = { '#ky': 'http/ky.ts' };
 const KERNEL = 'core';

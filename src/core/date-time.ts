@@ -3,8 +3,8 @@
  * without a zone would be read in the local zone of an unknown place).
  */
 
-/** ISO 8601 with a zone: RFC 3339's form, or a lower-case `t`/`z` or a space, a comma decimal sign, an offset without colon, a leap second. */
-const DATE_TIME = /^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt ]([01]\d|2[0-3]):([0-5]\d):([0-5]\d|60)(?:[.,](\d+))?(?:[Zz]|([+-])([01]\d|2[0-3]):?([0-5]\d))$/;
+/** ISO 8601 with a zone: RFC 3339's form, or a lower-case `t`/`z` or a space, a comma decimal sign, an offset without colon. */
+const DATE_TIME = /^(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?(?:[Zz]|([+-])(\d\d):?(\d\d))$/;
 /** Of those, what RFC 3339 does not take: `t`, a space, a comma, `z`, an offset without colon (4 digits at the end), `:60`. */
 const NOT_RFC_3339 = /[t ,z]|\d{4}$|:60/;
 
@@ -17,10 +17,12 @@ const NOT_RFC_3339 = /[t ,z]|\d{4}$|:60/;
 export function parseDateTime(text: string, lenient = false): number | undefined {
   const m = DATE_TIME.exec(text);
   if (m === null || (!lenient && NOT_RFC_3339.test(text))) return undefined;
-  const [, year, month, day, hours, minutes, seconds, fraction = '0', sign, offsetHours = 0, offsetMinutes = 0] = m;
-  const date = Date.UTC(+year!, +month! - 1, +day!);
-  // The calendar check (no 31 April, 29 February only in leap years): such a day runs over into the next month.
-  if (new Date(date).getUTCDate() !== +day!) return undefined;
-  const offset = (sign === '-' ? -1 : 1) * (+offsetHours * 60 + +offsetMinutes);
-  return date + ((+hours! * 60 + +minutes! - offset) * 60 + +seconds!) * 1000 + +`0.${fraction}` * 1000;
+  const [year, month, day, hours, minutes, seconds, , , offsetHours, offsetMinutes] = m.slice(1).map((part) => Number(part ?? 0));
+  const date = Date.UTC(year!, month! - 1, day);
+  // Month 1 to 12; a day past the month's last runs over into the next month (no 31 April, 29 February in leap years only).
+  if (!(month! > 0 && month! < 13) || new Date(date).getUTCDate() !== day || hours! > 23 || minutes! > 59 || seconds! > 60 || offsetHours! > 23 || offsetMinutes! > 59) {
+    return undefined;
+  }
+  const offset = (m[8] === '-' ? -1 : 1) * (offsetHours! * 60 + offsetMinutes!);
+  return date + ((hours! * 60 + minutes! - offset) * 60 + seconds!) * 1000 + Number(`0.${m[7] ?? 0}`) * 1000;
 }
