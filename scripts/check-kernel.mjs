@@ -1,7 +1,7 @@
 // The kernel's rules, checked over the import graph of src/ (TypeScript's own import scanner: type-only imports and
 // re-exports count too; no build needed). Run by `npm run lint` and .ci/run. Fails, naming each place, when:
 // - a file outside src/core/ constructs `ValidationError` or a bare `PostSchedError` (input is refused through
-//   src/core/invalid-option.ts: `invalidOption`, `invalidValue`, `integerOption`, `checkOptions`, `refusal`);
+//   src/core/invalid-option.ts: `invalidOption`, `invalidValue`, `integerOption`, `checkOptions`, `constructorOptions`, `refusal`);
 // - src/core/ imports anything outside itself (the kernel is the bottom layer);
 // - two files import each other, directly or around a loop;
 // - two folders of src/ import each other, directly or around a loop (the top-level files count as one folder, ".").

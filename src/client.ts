@@ -16,7 +16,7 @@ import { Accounts } from './resources/accounts.js';
 import { Analytics } from './resources/analytics.js';
 import { Media } from './resources/media.js';
 import { Posts } from './resources/posts.js';
-import { checkOptions, invalidOption, optionalFunction } from './core/invalid-option.js';
+import { checkOptions, constructorOptions, invalidOption, optionalFunction } from './core/invalid-option.js';
 import { inspectAs } from './oauth/inspect.js';
 
 export type { Auth } from './http/auth.js';
@@ -59,7 +59,7 @@ export class PostSched {
   #analytics: Analytics | undefined;
 
   constructor(options: PostSchedOptions) {
-    checkOptions(options, undefined, 'new PostSched()', { needs: '{ baseUrl, auth }' });
+    constructorOptions(options, undefined, 'new PostSched()', '{ baseUrl, auth }');
     // UserClients passes the setup it made once for all its users; anyone else's options are checked here.
     const shared = (options as { [CLIENT_SETUP]?: ClientSetup })[CLIENT_SETUP];
     const setup = shared ?? setUpClient(options);

@@ -5,7 +5,7 @@
  */
 import { PostSched, type PostSchedOptions, type PostSchedOverrides } from './client.js';
 import { CLIENT_SETUP, setUpClient, type ClientSetup } from './client-setup.js';
-import { checkOptions, integerOption, invalidOption, optionalFunction, optionNames, refusal } from './core/invalid-option.js';
+import { checkOptions, constructorOptions, integerOption, invalidOption, optionalFunction, optionNames, refusal } from './core/invalid-option.js';
 import { ReauthorizationRequiredError, TokenStoreError } from './oauth/errors.js';
 import { inspectAs } from './oauth/inspect.js';
 import { MemoryTokenStore } from './oauth/memory-token-store.js';
@@ -233,7 +233,7 @@ export class UserClients {
   #disposed = false;
 
   constructor(options: UserClientsOptions) {
-    options = checkOptions(options, USER_CLIENTS_OPTIONS, 'new UserClients()', { needs: '{ oauth, baseUrl }' });
+    options = constructorOptions(options, USER_CLIENTS_OPTIONS, 'new UserClients()', '{ oauth, baseUrl }');
     if (typeof options.oauth?.refresh !== 'function') invalidOption('oauth', 'must be an OAuthClient (anything with refresh(tokens)).');
     this.#oauth = options.oauth;
     this.#makeStore = optionalFunction(options.store, 'store');

@@ -22,7 +22,7 @@ export function refusal(message: string, path: ReadonlyArray<string | number> = 
 
 /** Throws `ValidationError("`name` problem", path)`; `problem` says what is wrong and how to fix it. */
 export function invalidOption(name: string, problem: string, path: ReadonlyArray<string | number> = [name]): never {
-  throw refusal(`\`${name}\` ${problem}`, path);
+  throw new ValidationError(`\`${name}\` ${problem}`, path);
 }
 
 /** `value` when it is a function or `undefined`; otherwise "`name` must be a function." */
@@ -62,20 +62,23 @@ export function integerOption(value: unknown, name: string, fallback: number, mi
 export const optionNames = <T>(names: { [K in keyof Required<T>]: 0 }): readonly string[] => Object.keys(names);
 
 /**
- * `options`, as a copy of its own enumerable properties (on a null prototype: an option set on `Object.prototype` is
- * never read), refused when it is not an object (`null` included; a constructor says what it `needs`: "new
- * PostSched() needs an options object: { baseUrl, auth }."), when reading it throws (a getter, a Proxy), or when it
- * holds a key (with a value) that `of` does not take (`known`, with the closest name; without `known`, the keys are
- * left to the pipeline's check; `elsewhere` may say where such a key goes). Read every options object through it, once.
+ * `checkOptions` for a constructor (`of`: "new PostSched()"), whose refusal of a missing options object says what it
+ * `needs`: "new PostSched() needs an options object: { baseUrl, auth }.".
  */
-export function checkOptions<T>(
-  options: T,
-  known?: readonly string[],
-  of = 'this call',
-  { needs, elsewhere }: { needs?: string; elsewhere?: (name: string) => string } = {},
-): T {
+export function constructorOptions<T>(options: T, known: readonly string[] | undefined, of: string, needs: string): T {
+  if (typeof options !== 'object' || options === null) throw refusal(`${of} needs an options object: ${needs}.`);
+  return checkOptions(options, known, of);
+}
+
+/**
+ * `options`, as a copy of its own enumerable properties (on a null prototype: an option set on `Object.prototype` is
+ * never read), refused when it is not an object (`null` included), when reading it throws (a getter, a Proxy), or
+ * when it holds a key (with a value) that `of` does not take (`known`, with the closest name; without `known`, the
+ * keys are left to the pipeline's check; `elsewhere` may say where such a key goes). Read every options object
+ * through it, once.
+ */
+export function checkOptions<T>(options: T, known?: readonly string[], of = 'this call', elsewhere?: (name: string) => string): T {
   if (typeof options !== 'object' || options === null) {
-    if (needs !== undefined) throw refusal(`${of} needs an options object: ${needs}.`);
     invalidOption('options', `must be an object: the options of ${of}${of === 'this call' ? ', such as { timeoutMs: 5000 }' : ''}.`);
   }
   const own: Record<string, unknown> = Object.create(null);

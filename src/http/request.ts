@@ -101,7 +101,7 @@ export class Pipeline {
   /** The call's options checked, and what every attempt sends built once: the URL with its query, headers, body. */
   #prepare<T>(spec: RequestSpec<T>): Call<T> {
     const config = this.#config;
-    const options: WriteRequestOptions = spec.options === undefined ? NO_OPTIONS : checkOptions(spec.options, spec.method === 'GET' ? READ_OPTIONS : WRITE_OPTIONS, 'this call', { elsewhere: clientOption });
+    const options: WriteRequestOptions = spec.options === undefined ? NO_OPTIONS : checkOptions(spec.options, spec.method === 'GET' ? READ_OPTIONS : WRITE_OPTIONS, 'this call', clientOption);
     const { signal, idempotencyKey } = options;
     // ky would fail on anything else with a TypeError of its own (AbortSignal.any takes only AbortSignals).
     if (signal != null && !(signal instanceof AbortSignal)) invalidOption('signal', 'must be an AbortSignal.');

@@ -12,7 +12,7 @@ import { checkScopes } from './scopes.js';
 import { createTokenFetch, type FetchLike } from './token-fetch.js';
 import { userAgent } from '../core/user-agent.js';
 import type { Scope, TokenSet } from './types.js';
-import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction, optionNames } from '../core/invalid-option.js';
+import { checkOptions, constructorOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction, optionNames } from '../core/invalid-option.js';
 
 /** Default time-out of one token request, body included. */
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -101,7 +101,7 @@ export class OAuthClient {
   readonly #requestOptions: oauth.TokenEndpointRequestOptions;
 
   constructor(options: OAuthClientOptions) {
-    options = checkOptions(options, OAUTH_CLIENT_OPTIONS, 'new OAuthClient()', { needs: '{ baseUrl, clientId, clientSecret, redirectUri }' });
+    options = constructorOptions(options, OAUTH_CLIENT_OPTIONS, 'new OAuthClient()', '{ baseUrl, clientId, clientSecret, redirectUri }');
     const base = checkBaseUrl(options.baseUrl);
     requireString(options.clientId, 'clientId');
     requireString(options.clientSecret, 'clientSecret');

@@ -3,7 +3,7 @@
  * a lock (a lease on the row: owner token and expiry) so the whole fleet refreshes once. Node-only, as the lock
  * (src/store/lease-lock.ts, shared with `RedisTokenStore`) tracks its holder with `AsyncLocalStorage`.
  */
-import { checkOptions, integerOption, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
+import { constructorOptions, integerOption, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
 import type { ReauthorizationReason } from '../oauth/errors.js';
 import { copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
@@ -77,7 +77,7 @@ export class PostgresTokenStore implements TokenStore {
   readonly #lock: LeaseLock;
 
   constructor(options: PostgresTokenStoreOptions) {
-    options = checkOptions(options, OPTIONS, 'new PostgresTokenStore()', { needs: '{ pool, key }' });
+    options = constructorOptions(options, OPTIONS, 'new PostgresTokenStore()', '{ pool, key }');
     const { key } = options;
     if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH) {
       throw refusal(`\`key\` must be a non-empty string (at most ${MAX_KEY_LENGTH} characters) naming this user's row.`, ['key']);

@@ -3,7 +3,7 @@
  * whole fleet refreshes once. Node-only: the lock (src/store/lease-lock.ts, shared with `PostgresTokenStore`) tracks
  * its holder with `AsyncLocalStorage`. The encryption is Web Crypto.
  */
-import { checkOptions, integerOption, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
+import { constructorOptions, integerOption, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
 import { copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { LeaseLock, lockTimes } from '../store/lease-lock.js';
@@ -85,7 +85,7 @@ export class RedisTokenStore implements TokenStore {
   readonly #lock: LeaseLock;
 
   constructor(options: RedisTokenStoreOptions) {
-    options = checkOptions(options, OPTIONS, 'new RedisTokenStore()', { needs: '{ redis, key }' });
+    options = constructorOptions(options, OPTIONS, 'new RedisTokenStore()', '{ redis, key }');
     const { key } = options;
     if (typeof key !== 'string' || key.length === 0) {
       throw refusal('`key` must be a non-empty string naming the Redis key of this user\'s tokens.', ['key']);

@@ -4,7 +4,7 @@
  * compare-and-delete script, so two receivers can never both take an event, and a receiver whose claim expired
  * can never give back the claim another one took since.
  */
-import { checkOptions, integerOption, invalidOption, invalidValue, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
+import { constructorOptions, integerOption, invalidOption, invalidValue, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
 import type { WebhookClaim, WebhookClaimContext, WebhookDedupeStore } from '../webhooks/dedupe.js';
 import { RELEASE_LOCK } from './lock-scripts.js';
 import { defineScript, RedisConnection, type RedisClientLike, type RedisScript } from './redis-connection.js';
@@ -118,7 +118,7 @@ export class RedisWebhookDedupe implements WebhookDedupeStore {
   };
 
   constructor(options: RedisWebhookDedupeOptions) {
-    options = checkOptions(options, OPTIONS, 'new RedisWebhookDedupe()', { needs: '{ redis }' });
+    options = constructorOptions(options, OPTIONS, 'new RedisWebhookDedupe()', '{ redis }');
     const { prefix = DEFAULT_PREFIX } = options;
     if (typeof prefix !== 'string' || prefix.length === 0) invalidOption('prefix', 'must be a non-empty string.');
     // A Cluster hashes the text between a key's first `{` and the next `}`, the whole key when that is empty: a
