@@ -33,7 +33,7 @@ const kyEntries = { 'http/ky': 'src/http/ky.ts', 'http/ky.node': 'src/http/ky.no
  */
 const bundled = ['ky', 'oauth4webapi', 'zod'];
 
-// The SDK's version, written into the User-Agent (src/http/user-agent.ts) at build time, not read from disk at run time.
+// The SDK's version, written into the User-Agent (src/core/user-agent.ts) at build time, not read from disk at run time.
 const common: Options = {
   entry,
   dts: true,

@@ -3,13 +3,13 @@
  * same options share it: `UserClients` makes one for all its users, so a client per user is a few small objects
  * (the token source, the pipeline, the client), not a copy of the headers, hooks and settings.
  */
-import type { PostSchedOptions } from './client.js';
-import { checkBaseUrl } from './base-url.js';
+import { checkBaseUrl } from './core/base-url.js';
 import { checkedHeaders } from './http/headers.js';
 import type { PipelineConfig } from './http/options.js';
-import { userAgent } from './http/user-agent.js';
-import { checkOptions, integerOption, invalidOption, MAX_RETRIES, MAX_TIMEOUT_MS, optionalFunction, optionNames } from './invalid-option.js';
-import { RateLimiter } from './rate-limiter.js';
+import { userAgent } from './core/user-agent.js';
+import { checkOptions, integerOption, invalidOption, MAX_RETRIES, MAX_TIMEOUT_MS, optionalFunction, optionNames } from './core/invalid-option.js';
+import type { PostSchedOptions } from './client-options.js';
+import { RateLimiter } from './http/rate-limiter.js';
 
 /** The options of a client (without `auth`) and the pipeline settings made from them. */
 export interface ClientSetup {

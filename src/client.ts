@@ -2,81 +2,37 @@
  * `PostSched`: the client. It checks its options, builds the one request pipeline and hangs the
  * resources on it.
  */
-import { ValidationError } from './errors.js';
+import type { PostSchedOptions, PostSchedOverrides } from './client-options.js';
 import { CLIENT_SETUP, setUpClient, type ClientSetup } from './client-setup.js';
 import { toTokenSource, type Auth } from './http/auth.js';
-import type { Logger } from './http/logger.js';
 import type { APIPromise } from './http/api-promise.js';
 import { checkedQuery } from './http/extra-fields.js';
 import { checkedHeaders } from './http/headers.js';
-import type { Hooks } from './http/hooks.js';
 import { rawSpec, type RawRequestOptions, type RawWriteOptions } from './http/raw.js';
-import type { HeadersInput, RequestOptions } from './http/options.js';
+import type { RequestOptions } from './http/options.js';
 import { Pipeline } from './http/request.js';
-import type { AppInfo } from './http/user-agent.js';
 import { listFields, Paginator, pageParser, type ListParams } from './resources/pagination.js';
 import { Accounts } from './resources/accounts.js';
 import { Analytics } from './resources/analytics.js';
 import { Media } from './resources/media.js';
 import { Posts } from './resources/posts.js';
-import { checkOptions, invalidOption, optionalFunction } from './invalid-option.js';
+import { checkOptions, constructorOptions, invalidOption, optionalFunction } from './core/invalid-option.js';
 import { inspectAs } from './oauth/inspect.js';
-import type { RateLimiter, RateLimitState } from './rate-limiter.js';
+import type { RateLimitState } from './http/rate-limiter.js';
 
 export type { Auth } from './http/auth.js';
 export type { Logger } from './http/logger.js';
 export { APIPromise, type WithResponse } from './http/api-promise.js';
 export type { Hooks, RequestHookInfo, ResponseHookInfo, RetryHookInfo } from './http/hooks.js';
 export type { RawQuery, RawRequestOptions, RawWriteOptions } from './http/raw.js';
-export type { RateLimitInfo } from './rate-limit.js';
-export { RateLimiter, type RateLimiterOptions, type RateLimitEvent, type RateLimitState } from './rate-limiter.js';
+export type { RateLimitInfo } from './core/rate-limit.js';
+export { RateLimiter, type RateLimiterOptions, type RateLimitEvent, type RateLimitState } from './http/rate-limiter.js';
 export { REQUEST_CHANNEL, type RequestTrace } from './http/tracing.js';
-export { SDK_VERSION, type AppInfo } from './http/user-agent.js';
+export { SDK_VERSION, type AppInfo } from './core/user-agent.js';
 export type { HeadersInput, RequestOptions, WriteRequestOptions } from './http/options.js';
 export type { UploadFile, UploadProgress, NodeReadableLike } from './http/multipart.js';
 
-/** Options of `new PostSched(…)`. */
-export interface PostSchedOptions extends Hooks {
-  /** The service's base URL, the one `OAuthClient` takes: `/oauth/token` and the API routes (`/posts`) are under it, with the service's version prefix if it has one (`https://api.postsched.example`; the mock's `http://127.0.0.1:4010`). */
-  baseUrl: string | URL;
-  /** A `TokenManager`, a fixed access token, or a function returning one. */
-  auth: Auth;
-  /** Time-out of each attempt in ms, reading the answer included. Default 30 000. */
-  timeoutMs?: number;
-  /** Retries after the first attempt, for failures safe to retry. Default 2. */
-  maxRetries?: number;
-  /**
-   * Longest wait asked by `Retry-After` / `RateLimit-Reset` that the SDK sits out, in ms. Beyond it the
-   * call fails at once with a `RateLimitError` carrying the wait. Default 60 000.
-   */
-  maxRetryAfterMs?: number;
-  /**
-   * The most of an answer's body the SDK reads, in bytes, counted after decompression. A larger answer fails
-   * with `ResponseTooLargeError` and the connection is dropped, so a broken or hostile server cannot exhaust
-   * memory. Default 33 554 432 (32 MiB); a page of posts is a few KB.
-   */
-  maxResponseBytes?: number;
-  /** Any Fetch-compatible function (tests, proxies, edge runtimes). Default: the global `fetch`. */
-  fetch?: (input: Request, init?: RequestInit) => Promise<Response>;
-  /**
-   * Shares this client's backoff after a 429 (or `RateLimit-Remaining: 0`) with other clients holding the same
-   * limiter: a `RateLimiter`, or a `RedisRateLimiter` (`@postsched/sdk/redis`) for every process. Default: one of its
-   * own, shared with its `withOptions` copies. README, "Rate limits".
-   */
-  rateLimiter?: RateLimiter;
-  /** Gets one debug line per attempt (method, path, status, duration, retry); never headers or tokens. */
-  logger?: Logger;
-  /** Headers added to every request. `Authorization` is always the SDK's; a `User-Agent` here replaces the SDK's. */
-  headers?: HeadersInput;
-  /**
-   * Your app, appended to the SDK's `User-Agent` (`postsched-sdk/0.1.0 node/22.12.0 MyApp/1.2.3 (+https://…)`), so
-   * the service's operators can tell your traffic apart.
-   */
-  appInfo?: AppInfo;
-}
-
-/** What `client.withOptions(…)` may change: everything but the base URL and the auth, which the copy shares. */
-export type PostSchedOverrides = Omit<PostSchedOptions, 'baseUrl' | 'auth'>;
+export type { PostSchedOptions, PostSchedOverrides } from './client-options.js';
 
 /** Options of `client.paginate`: the list options, a query, and how to read each item. */
 export interface RawListOptions<T = unknown> extends ListParams, Omit<RawRequestOptions, 'parse'> {
@@ -106,9 +62,7 @@ export class PostSched {
   #analytics: Analytics | undefined;
 
   constructor(options: PostSchedOptions) {
-    if (typeof options !== 'object' || options === null) {
-      throw new ValidationError('new PostSched() needs an options object: { baseUrl, auth }.', []);
-    }
+    constructorOptions(options, undefined, 'new PostSched()', '{ baseUrl, auth }');
     // UserClients passes the setup it made once for all its users; anyone else's options are checked here.
     const shared = (options as { [CLIENT_SETUP]?: ClientSetup })[CLIENT_SETUP];
     const setup = shared ?? setUpClient(options);

@@ -1,5 +1,5 @@
 /** Everything the main entry exports (both `index.ts` and `index.node.ts`). */
-export * from './errors.js';
+export * from './core/errors.js';
 export * from './oauth/types.js';
 export * from './oauth/index.js';
 export * from './client.js';

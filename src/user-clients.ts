@@ -5,14 +5,13 @@
  */
 import { PostSched, type PostSchedOptions, type PostSchedOverrides } from './client.js';
 import { CLIENT_SETUP, setUpClient, type ClientSetup } from './client-setup.js';
-import { ValidationError } from './errors.js';
-import { checkOptions, invalidOption, optionalFunction, optionNames } from './invalid-option.js';
+import { checkOptions, constructorOptions, integerOption, invalidOption, optionalFunction, optionNames, refusal } from './core/invalid-option.js';
 import { ReauthorizationRequiredError, TokenStoreError } from './oauth/errors.js';
 import { inspectAs } from './oauth/inspect.js';
 import { MemoryTokenStore } from './oauth/memory-token-store.js';
-import { TokenManager, type TokenManagerOptions, type TokenRefresher } from './oauth/token-manager.js';
-import type { TokenSet, TokenStore } from './oauth/types.js';
-import type { RateLimiter, RateLimitState } from './rate-limiter.js';
+import { TokenManager, type TokenManagerOptions } from './oauth/token-manager.js';
+import type { TokenRefresher, TokenSet, TokenStore } from './oauth/types.js';
+import type { RateLimiter, RateLimitState } from './http/rate-limiter.js';
 
 declare global {
   interface SymbolConstructor {
@@ -241,11 +240,8 @@ export class UserClients {
   #disposed = false;
 
   constructor(options: UserClientsOptions) {
-    if (typeof options !== 'object' || options === null) {
-      throw new ValidationError('new UserClients() needs an options object: { oauth, baseUrl }.', []);
-    }
-    options = checkOptions(options, USER_CLIENTS_OPTIONS, 'new UserClients()');
-    const { maxUsers = DEFAULT_MAX_USERS, clientOptions = {}, managerOptions = {} } = options;
+    options = constructorOptions(options, USER_CLIENTS_OPTIONS, 'new UserClients()', '{ oauth, baseUrl }');
+    const { clientOptions = {}, managerOptions = {} } = options;
     if (typeof managerOptions !== 'object' || managerOptions === null) invalidOption('managerOptions', 'must be an object of TokenManager options.');
     this.#managerOptions = checkOptions(managerOptions, MANAGER_OPTIONS, "new UserClients()'s managerOptions");
     // A manager as each user's will be: checks `oauth`, then refreshMarginMs, storeTimeoutMs and lockTimeoutMs.
@@ -255,10 +251,7 @@ export class UserClients {
     this.#memoryStores = options.store === undefined ? new Map() : undefined;
     this.#onTokens = optionalFunction(options.onTokens, 'onTokens');
     this.#onReauthorizationRequired = optionalFunction(options.onReauthorizationRequired, 'onReauthorizationRequired');
-    if (typeof maxUsers !== 'number' || !Number.isSafeInteger(maxUsers) || maxUsers < 1) {
-      invalidOption('maxUsers', 'must be a whole number of users, at least 1 (default 10000).');
-    }
-    this.#maxUsers = maxUsers;
+    this.#maxUsers = integerOption(options.maxUsers, 'maxUsers', DEFAULT_MAX_USERS, 1, Number.MAX_SAFE_INTEGER);
     if (typeof clientOptions !== 'object' || clientOptions === null) invalidOption('clientOptions', 'must be an object of PostSched options.');
     const client: Partial<PostSchedOptions> = checkOptions(clientOptions);
     for (const name of ['baseUrl', 'auth'] as const) {
@@ -383,7 +376,7 @@ export class UserClients {
 
   /** The cached user, moved to the most recently used end; or a new one, evicting the least recently used. */
   #user(userId: string): UserTokenManager {
-    if (this.#disposed) throw new ValidationError('This UserClients was disposed: make a new one to act for users again.', []);
+    if (this.#disposed) throw refusal('This UserClients was disposed: make a new one to act for users again.', []);
     checkUserId(userId);
     const users = this.#users;
     let user = users.get(userId);

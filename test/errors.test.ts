@@ -10,7 +10,7 @@ import {
   TimeoutError,
   ValidationError,
 } from '@postsched/sdk';
-import { makeAPIError } from '../src/status-error.js';
+import { makeAPIError } from '../src/core/status-error.js';
 
 /** A second copy of the SDK (the other build format beside this one, or a second bundle): the modules loaded afresh. */
 async function foreignCopy(): Promise<typeof import('@postsched/sdk')> {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { OAuthError, PostSched, ReauthorizationRequiredError, ValidationError } from '@postsched/sdk';
-import { makeAPIError } from '../src/status-error.js';
+import { makeAPIError } from '../src/core/status-error.js';
 import { verifyWebhook, WebhookVerificationError } from '@postsched/sdk/webhooks';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, open, rename, unlink } from 'node:fs/promises';
 import { createServer, type ServerResponse } from 'node:http';
 import { dirname, resolve } from 'node:path';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../core/errors.js';
 import { OAuthClient } from '../oauth/oauth-client.js';
 import { SCOPES, type Scope, type TokenSet } from '../oauth/types.js';
 import { aborted, CliError, type Command, EXIT, parse, required, seconds, UsageError } from './command.js';

@@ -3,7 +3,7 @@
  * for a bug), and turns the first Ctrl-C into a clean stop (the second one exits at once).
  */
 import { readFileSync } from 'node:fs';
-import { PostSchedError } from '../base-error.js';
+import { PostSchedError } from '../core/base-error.js';
 import { CliError, type Command, type CommandContext, EXIT, UsageError } from './command.js';
 import { loginCommand } from './login.js';
 import { mockCommand } from './mock.js';

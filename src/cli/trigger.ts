@@ -3,10 +3,9 @@
  * signature"), to test a webhook endpoint by hand. Prints the receiver's status and how long it took, and the start
  * of its answer with control characters escaped (a receiver's text must not drive the user's terminal).
  */
-import { escapeControl, scrubSecrets } from '../scrub.js';
-import { WEBHOOK_EVENT_TYPES } from '../testing/fake-service/state.js';
+import { escapeControl, scrubSecrets } from '../core/scrub.js';
 import { webhookFixture } from '../testing/webhook-fixtures.js';
-import { signWebhook, type WebhookEventType } from '../webhooks/node.js';
+import { signWebhook, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../webhooks/node.js';
 import { CliError, type Command, EXIT, httpUrl, networkError, parse, required, seconds, UsageError } from './command.js';
 
 /** What is shown of the receiver's answer (its first bytes); the rest is not read. */

@@ -3,10 +3,10 @@
  * resource's `parse`, or the typed error of any other status (status-error.ts picks the class). A server may echo
  * the tokens the call sent: they are cut out of whatever reaches the caller.
  */
-import { responseText } from '../buffer-response.js';
-import { ResponseValidationError, type APIError } from '../errors.js';
-import { scrub, scrubSecrets, scrubValue } from '../scrub.js';
-import { makeAPIError } from '../status-error.js';
+import { responseText } from '../core/buffer-response.js';
+import { ResponseValidationError, type APIError } from '../core/errors.js';
+import { scrub, scrubSecrets, scrubValue } from '../core/scrub.js';
+import { makeAPIError } from '../core/status-error.js';
 import type { PipelineResult } from './api-promise.js';
 import { requestIdOf } from './hooks.js';
 import type { RequestSpec } from './options.js';

@@ -3,8 +3,8 @@
  * raw `Response` and the request id too (the openai-node pattern).
  */
 
-import { readableCopy } from '../buffer-response.js';
-import { parseRateLimit, type RateLimitInfo } from '../rate-limit.js';
+import { readableCopy } from '../core/buffer-response.js';
+import { parseRateLimit, type RateLimitInfo } from '../core/rate-limit.js';
 
 /** What the pipeline resolves with: the data, its answer, the request id (`withResponse()` adds `rateLimit`). @internal */
 export type PipelineResult<T> = Omit<WithResponse<T>, 'rateLimit'>;

@@ -5,8 +5,8 @@
  * duration): nothing in it can hold a secret. The log line and the hook views are made from it and from the call's
  * URL, each scrubbed where it is made. With no listener set, nothing is built: one check per attempt.
  */
-import { TimeoutError } from '../errors.js';
-import { errorName } from '../scrub.js';
+import { TimeoutError } from '../core/errors.js';
+import { errorName } from '../core/scrub.js';
 import { callHook, headersView, requestIdOf, type Hooks, type RetryHookInfo } from './hooks.js';
 import { logAttempt, type Logger } from './logger.js';
 import { isTraced, requestChannel, type RequestTrace } from './tracing.js';

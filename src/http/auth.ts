@@ -4,7 +4,7 @@
  * token is presented").
  */
 import type { AccessTokenProvider } from '../oauth/types.js';
-import { invalidOption } from '../invalid-option.js';
+import { invalidOption } from '../core/invalid-option.js';
 
 /**
  * Where access tokens come from: a `TokenManager` (or any `AccessTokenProvider`), a fixed access token, or

@@ -3,8 +3,8 @@
  * `extraBody` fields are merged into the JSON body, `extraQuery` parameters into the URL. A key given here replaces
  * the SDK's own, on purpose: it is how a caller sends a value in a form the SDK would not.
  */
-import { invalidOption } from '../invalid-option.js';
-import { isRecord } from '../is-record.js';
+import { invalidOption } from '../core/invalid-option.js';
+import { isRecord } from '../core/is-record.js';
 
 type Query = Record<string, string | number | boolean | undefined>;
 

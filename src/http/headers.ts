@@ -4,7 +4,8 @@
  * quotes the value, which may be a secret: here the error is a `ValidationError` naming the option and the
  * header, never the value.
  */
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../core/errors.js';
+import { refusal } from '../core/invalid-option.js';
 import type { HeadersInput } from './options.js';
 
 /** `new Headers(init)`, or a `ValidationError` naming `option` and the bad header. */
@@ -19,7 +20,7 @@ export function checkedHeaders(init: HeadersInput | undefined, option: string): 
 /** `headers.set(name, value)` for a value given as the option `option` (`idempotencyKey`). */
 export function setChecked(headers: Headers, name: string, value: unknown, option: string): void {
   if (typeof value !== 'string' || value === '') {
-    throw new ValidationError(`\`${option}\` must be a non-empty string.`, [option]);
+    throw refusal(`\`${option}\` must be a non-empty string.`, [option]);
   }
   try {
     headers.set(name, value);
@@ -30,7 +31,7 @@ export function setChecked(headers: Headers, name: string, value: unknown, optio
 
 function invalidHeader(option: string, name: string | undefined): ValidationError {
   const which = name === undefined ? '' : ` (header "${name.slice(0, 100).replace(/[^\x21-\x7e]/g, '?')}")`;
-  return new ValidationError(
+  return refusal(
     // A CR or LF in a value would start a header of its own (header injection).
     `\`${option}\`${which} cannot be sent: a header name must be an HTTP token, a value free of CR, LF and NUL. Remove them.`,
     [option],

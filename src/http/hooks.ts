@@ -3,7 +3,7 @@
  * a read-only view built only when the hook is set; none holds the Authorization header or any token, and a hook
  * that throws (or rejects) never breaks the call.
  */
-import { scrubHeaders, scrubSecrets } from '../scrub.js';
+import { scrubHeaders, scrubSecrets } from '../core/scrub.js';
 
 /** What `onRequest` sees of an attempt about to be sent. */
 export interface RequestHookInfo {

@@ -3,7 +3,7 @@
  * (method, URL path, status, duration, retry number). Headers, bodies and query strings are never logged;
  * `redact` (the secrets module) is a second fence for the free text of error messages.
  */
-import { redact } from '../scrub.js';
+import { redact } from '../core/scrub.js';
 import type { RequestTrace } from './tracing.js';
 
 /**

@@ -9,7 +9,8 @@
  * total it cannot know for a stream. We count the file's own bytes, so `loaded` ends at the file size.
  */
 import { streamFromIterator, type BodySource } from './body.js';
-import { invalidOption } from '../invalid-option.js';
+import { randomHex } from '../core/bytes.js';
+import { invalidOption } from '../core/invalid-option.js';
 
 /** A Node `Readable` (fs.createReadStream …), recognised structurally: async-iterable with `pipe`. */
 export interface NodeReadableLike extends AsyncIterable<unknown> {
@@ -188,8 +189,4 @@ function checkUploadFile(file: unknown): asserts file is UploadFile {
 
 function escapeQuoted(value: string): string {
   return value.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
-}
-
-function randomHex(bytes: number): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, '0')).join('');
 }

@@ -4,8 +4,7 @@
  * time-outs and typed errors all apply. Only paths under the base URL are accepted: the bearer token must never
  * travel to another host.
  */
-import { checkOptions, invalidOption, optionalFunction } from '../invalid-option.js';
-import { hasDotSegment } from '../resources/routes.js';
+import { checkOptions, invalidOption, optionalFunction } from '../core/invalid-option.js';
 import { checkedQuery } from './extra-fields.js';
 import type { RequestOptions, RequestSpec, WriteRequestOptions } from './options.js';
 
@@ -77,4 +76,33 @@ export function rawSpec<T>(method: RequestSpec<T>['method'], path: unknown, opti
 
 function identity<T>(body: unknown): T {
   return body as T;
+}
+
+/**
+ * Whether `path` holds a `.` or `..` segment as some server may read it (`oneSegment`: whether it is one, for an id
+ * encoded into a single segment): percent-escapes undone twice (a proxy may decode once more), with IIS's `%u002e`
+ * and overlong UTF-8 (`%c0%ae`, `%e0%80%ae`: "." to a lenient decoder); compatibility characters folded (NFKC:
+ * fullwidth `．` U+FF0E and `․` U+2024 are "."); a backslash a separator; a `;parameter` cut off (Tomcat reads
+ * `..;x` as `..`).
+ */
+export function hasDotSegment(path: string, oneSegment = false): boolean {
+  const read = decoded(decoded(path));
+  return (oneSegment ? [read] : read.split(/[/\\]/)).some((segment) => /^\.\.?(?:;|$)/.test(segment));
+}
+
+/** `text` as a lenient server decodes it (see `hasDotSegment`); an escape that is not UTF-8 is left as it is. */
+function decoded(text: string): string {
+  return text
+    .replace(/%u([\da-f]{4})/gi, (_, code: string) => String.fromCharCode(parseInt(code, 16)))
+    .replace(/%e0%([89][\da-f])%([89ab][\da-f])|%c([01])%([89ab][\da-f])/gi, (_, b2, b3, c1, c2) =>
+      String.fromCharCode(b2 ? ((parseInt(b2, 16) & 0x3f) << 6) | (parseInt(b3, 16) & 0x3f) : ((parseInt(c1, 16) & 1) << 6) | (parseInt(c2, 16) & 0x3f)),
+    )
+    .replace(/(?:%[\da-f]{2})+/gi, (escapes) => {
+      try {
+        return decodeURIComponent(escapes);
+      } catch {
+        return escapes;
+      }
+    })
+    .normalize('NFKC');
 }

@@ -12,11 +12,12 @@
  */
 import type { Options as KyOptions } from 'ky';
 import { isTimeoutError, ky, loadKy } from '#ky';
-import { PostSchedError } from '../base-error.js';
-import { readBody } from '../buffer-response.js';
-import { ConnectionError, RateLimitError, RedirectError, TimeoutError } from '../errors.js';
-import { checkOptions, integerOption, invalidOption, MAX_RETRIES, MAX_TIMEOUT_MS } from '../invalid-option.js';
-import { describeNetworkError, sanitizeCause } from '../scrub.js';
+import { PostSchedError } from '../core/base-error.js';
+import { readBody } from '../core/buffer-response.js';
+import { ConnectionError, RateLimitError, RedirectError, TimeoutError } from '../core/errors.js';
+import { checkOptions, integerOption, invalidOption, MAX_RETRIES, MAX_TIMEOUT_MS } from '../core/invalid-option.js';
+import { describeNetworkError, sanitizeCause } from '../core/scrub.js';
+import { sleep, within } from '../core/time-bound.js';
 import { apiError, parse } from './answer.js';
 import { APIPromise, type PipelineResult } from './api-promise.js';
 import { observe, retrying, type ObservedCall } from './attempt.js';
@@ -25,7 +26,7 @@ import { withExtraBody, withExtraQuery } from './extra-fields.js';
 import { checkedHeaders, setChecked } from './headers.js';
 import { clientOption, READ_OPTIONS, WRITE_OPTIONS, type PipelineConfig, type RequestSpec, type WriteRequestOptions } from './options.js';
 import { retryDelay, type RetryRules } from './retry.js';
-import type { RateLimiter } from '../rate-limiter.js';
+import type { RateLimiter } from './rate-limiter.js';
 
 /** A call without options: on a null prototype, as `checkOptions` gives them (`Object.prototype.timeoutMs` is no option). */
 const NO_OPTIONS: WriteRequestOptions = Object.freeze(Object.create(null));
@@ -112,7 +113,7 @@ export class Pipeline {
       retrying(this.#config.hooks, call, tokens.length + 1, delayMs, response?.status, failure);
       // The call whose answer set the block goes again when it ends, to the millisecond; a call the block holds
       // otherwise waits at the top of the loop, released with jitter among the user's other calls.
-      if (blockedByThis || limiter.waitMs(key) === 0) await within(undefined, delayMs, signal, () => undefined);
+      if (blockedByThis || limiter.waitMs(key) === 0) await sleep(delayMs, signal);
     }
   }
 
@@ -267,7 +268,7 @@ async function limitWait(limiter: RateLimiter, key: string, { signal, rules }: C
     }
     limiter.queue(key, 1);
     try {
-      await within(undefined, ms + Math.random() * Math.min(ms, 5_000), signal, () => undefined);
+      await sleep(ms + Math.random() * Math.min(ms, 5_000), signal);
     } finally {
       limiter.queue(key, -1);
     }
@@ -280,27 +281,4 @@ async function limitWait(limiter: RateLimiter, key: string, { signal, rules }: C
  */
 function tokenWait<T>(promise: Promise<T>, { timeoutMs, signal }: Call<unknown>): Promise<T> {
   return within(promise, timeoutMs, signal, () => Promise.reject(new TimeoutError(timeoutMs)));
-}
-
-/**
- * `promise` (none: nothing but the wait), or after `ms` what `onTime` gives; the caller's abort ends the wait at once,
- * rejecting with its reason. No timer or listener is left behind; the promise itself runs on. The wait for a token
- * and the wait between attempts.
- */
-function within<T>(promise: Promise<T> | undefined, ms: number, signal: AbortSignal | undefined, onTime: () => T | Promise<T>): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    if (signal?.aborted === true) return reject(signal.reason);
-    const settle = (finish: () => void) => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      finish();
-    };
-    const onAbort = () => settle(() => reject(signal!.reason));
-    const timer = setTimeout(() => settle(() => resolve(onTime())), ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    promise?.then(
-      (value) => settle(() => resolve(value)),
-      (error: unknown) => settle(() => reject(error)),
-    );
-  });
 }

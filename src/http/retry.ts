@@ -8,7 +8,8 @@
  * - a wait beyond `maxRetryAfterMs` ends the retries with an error carrying the wait;
  * - a body that cannot be replayed (a stream) is never re-sent.
  */
-import { ConnectionError, TimeoutError } from '../errors.js';
+import { ConnectionError, TimeoutError } from '../core/errors.js';
+import { walkCauses } from '../core/scrub.js';
 
 /** What the decision needs to know about one call. */
 export interface RetryRules {
@@ -62,12 +63,9 @@ export function retryDelay(answer: Response | undefined, failure: unknown, retri
  * True when the cause chain of a connection failure holds a code proving that nothing was sent
  * (connection refused, DNS failure). Walks `cause` and `AggregateError.errors` (happy eyeballs).
  */
-export function requestNeverLeft(error: unknown, depth = 0): boolean {
-  if (typeof error !== 'object' || error === null || depth > 8) return false;
-  const { code, cause, errors } = error as { code?: unknown; cause?: unknown; errors?: unknown };
-  if (typeof code === 'string' && NEVER_SENT_CODES.has(code)) return true;
-  if (Array.isArray(errors) && errors.length > 0 && errors.every((e) => requestNeverLeft(e, depth + 1))) return true;
-  return requestNeverLeft(cause, depth + 1);
+export function requestNeverLeft(error: unknown): boolean {
+  const neverSent = (code: unknown) => (typeof code === 'string' && NEVER_SENT_CODES.has(code)) || undefined;
+  return walkCauses(error, neverSent, (answers) => answers.every(Boolean) || undefined) === true;
 }
 
 /**

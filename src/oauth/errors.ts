@@ -4,8 +4,8 @@
  * (oauth4webapi's own errors carry the callback parameters or the token response body in `cause`, so they
  * are mapped to these classes and never attached).
  */
-import { PostSchedError } from '../base-error.js';
-import { scrub as scrubText, scrubStoreMessage } from '../scrub.js';
+import { PostSchedError } from '../core/base-error.js';
+import { scrub as scrubText, scrubStoreMessage } from '../core/scrub.js';
 
 /**
  * The authorization server answered with an OAuth 2.0 error: an error redirect to the callback

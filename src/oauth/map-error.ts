@@ -4,8 +4,8 @@
  * are copied.
  */
 import * as oauth from 'oauth4webapi';
-import { PostSchedError } from '../base-error.js';
-import { scrubSecrets } from '../scrub.js';
+import { PostSchedError } from '../core/base-error.js';
+import { scrubSecrets } from '../core/scrub.js';
 import { OAuthCallbackError, OAuthError, OAuthResponseError, ReauthorizationRequiredError, sentence } from './errors.js';
 
 const TOKEN_ENDPOINT = 'Token endpoint answered';

@@ -2,8 +2,8 @@
  * Turns an RFC 6749 §5.1 token response into a TokenSet, following the Assumptions table of the README.
  */
 import type { TokenEndpointResponse } from 'oauth4webapi';
-import { responseText } from '../buffer-response.js';
-import { isRecord } from '../is-record.js';
+import { responseText } from '../core/buffer-response.js';
+import { isRecord } from '../core/is-record.js';
 import { OAuthResponseError } from './errors.js';
 import type { TokenSet } from './types.js';
 

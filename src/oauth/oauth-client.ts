@@ -3,17 +3,16 @@
  * This file only wires the service's fixed endpoints and the SDK's errors and TokenSet around it.
  */
 import * as oauth from 'oauth4webapi';
-import { ValidationError } from '../errors.js';
-import { checkBaseUrl } from '../base-url.js';
+import { checkBaseUrl } from '../core/base-url.js';
 import { OAuthCallbackError } from './errors.js';
 import { inspectAs } from './inspect.js';
 import { mapCallbackError, mapRequestError, mapResponseError, type Grant } from './map-error.js';
 import { forProcessing, toTokenSet } from './normalize.js';
 import { checkScopes } from './scopes.js';
 import { createTokenFetch, type FetchLike } from './token-fetch.js';
-import { userAgent } from '../http/user-agent.js';
+import { userAgent } from '../core/user-agent.js';
 import type { Scope, TokenSet } from './types.js';
-import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction, optionNames } from '../invalid-option.js';
+import { checkOptions, constructorOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction, optionNames } from '../core/invalid-option.js';
 
 /** Default time-out of one token request, body included. */
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -103,10 +102,7 @@ export class OAuthClient {
   readonly #requestOptions: oauth.TokenEndpointRequestOptions;
 
   constructor(options: OAuthClientOptions) {
-    if (typeof options !== 'object' || options === null) {
-      throw new ValidationError('new OAuthClient() needs an options object: { baseUrl, clientId, clientSecret, redirectUri }.');
-    }
-    options = checkOptions(options, OAUTH_CLIENT_OPTIONS, 'new OAuthClient()');
+    options = constructorOptions(options, OAUTH_CLIENT_OPTIONS, 'new OAuthClient()', '{ baseUrl, clientId, clientSecret, redirectUri }');
     const base = checkBaseUrl(options.baseUrl);
     requireString(options.clientId, 'clientId');
     requireString(options.clientSecret, 'clientSecret');

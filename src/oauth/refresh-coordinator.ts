@@ -3,15 +3,14 @@
  * will not do), the refresh inside the store's lock when it has one, and one refresh per refresh token across the
  * managers of the process (`refreshOnce`).
  */
-import { PostSchedError } from '../base-error.js';
-import { timeBound } from '../time-bound.js';
+import { PostSchedError } from '../core/base-error.js';
+import { timeBound } from '../core/time-bound.js';
 import { ReauthorizationRequiredError, TokenStoreError } from './errors.js';
 import type { FreshToken } from './fresh-token.js';
 import type { SavedTokens } from './saved-tokens.js';
 import { newestKnown, recordRotation, refreshOnce } from './shared-refresh.js';
-import type { TokenRefresher } from './token-manager.js';
 import { sameTokens } from './token-set.js';
-import type { TokenSet, TokenStore } from './types.js';
+import type { TokenRefresher, TokenSet, TokenStore } from './types.js';
 
 export interface RefreshCoordinatorOptions {
   readonly oauth: TokenRefresher;

@@ -4,14 +4,13 @@
  * acknowledged writes (the newest tokens this manager holds are written back). Every store call and `onTokens` is
  * bounded by `storeTimeoutMs`.
  */
-import { PostSchedError } from '../base-error.js';
-import { timeBound } from '../time-bound.js';
+import { PostSchedError } from '../core/base-error.js';
+import { sleep, timeBound } from '../core/time-bound.js';
 import { ReauthorizationRequiredError, TokenStoreError, type TokenStoreOperation } from './errors.js';
 import type { FreshToken, HoldOptions } from './fresh-token.js';
 import { newestKnown, recordRotation, recordStored } from './shared-refresh.js';
-import type { TokenRefresher } from './token-manager.js';
 import { copyTokenSet, isOtherUsers, parseTokenSet, sameTokens } from './token-set.js';
-import type { TokenSet, TokenStore } from './types.js';
+import type { TokenRefresher, TokenSet, TokenStore } from './types.js';
 
 /**
  * After a refresh saved inside the store's lock, the store is read again this long after the save (one read). The
@@ -211,7 +210,7 @@ export class SavedTokens {
           this.#pending = pending; // the write may still land: settled by re-reading before anything else is written
           throw error;
         }
-        await new Promise((resolve) => setTimeout(resolve, wait));
+        await sleep(wait);
       }
     }
     if (written === false) return false;

@@ -1,7 +1,7 @@
 /**
  * Scope checks for the authorization URL, done before any URL is made so a typo fails loudly in development.
  */
-import { invalidOption } from '../invalid-option.js';
+import { invalidOption } from '../core/invalid-option.js';
 import { SCOPES, type Scope } from './types.js';
 
 /**

@@ -10,9 +10,8 @@
  * Kept per `TokenRefresher` (the `oauth` of the managers): managers of one app share one `OAuthClient`, and two
  * services (or two tests) whose tokens happen to be equal never mix.
  */
-import type { TokenRefresher } from './token-manager.js';
 import { copyTokenSet } from './token-set.js';
-import type { TokenSet } from './types.js';
+import type { TokenRefresher, TokenSet } from './types.js';
 
 /** Rotations remembered per refresher; past it the oldest stored ones are forgotten (about 0.5 KB each). */
 export const REMEMBERED_ROTATIONS = 10_000;

@@ -3,11 +3,11 @@
  * one, a time-out that covers the whole exchange, and the SDK's own ConnectionError / TimeoutError.
  */
 import type { CustomFetchOptions } from 'oauth4webapi';
-import { bufferResponse } from '../buffer-response.js';
-import { PostSchedError } from '../base-error.js';
-import { ConnectionError, TimeoutError } from '../errors.js';
-import { describeNetworkError, sanitizeCause } from '../scrub.js';
-import { timeBound } from '../time-bound.js';
+import { bufferResponse } from '../core/buffer-response.js';
+import { PostSchedError } from '../core/base-error.js';
+import { ConnectionError, TimeoutError } from '../core/errors.js';
+import { describeNetworkError, sanitizeCause } from '../core/scrub.js';
+import { timeBound } from '../core/time-bound.js';
 
 /**
  * The most of a token answer that is read: an RFC 6749 §5.1 answer is a few hundred bytes, so anything near this is

@@ -1,15 +1,14 @@
 /**
  * Keeps one user's access token valid: a cache read when it is fresh, one shared refresh when it is not.
  */
-import { ValidationError } from '../errors.js';
 import { FreshToken } from './fresh-token.js';
 import { inspectAs } from './inspect.js';
 import { MemoryTokenStore } from './memory-token-store.js';
 import { RefreshCoordinator } from './refresh-coordinator.js';
 import { SavedTokens } from './saved-tokens.js';
 import { describeTokens, tokenSetProblem } from './token-set.js';
-import type { AccessTokenProvider, TokenSet, TokenStore } from './types.js';
-import { checkOptions, invalidOption, optionalFunction, optionNames } from '../invalid-option.js';
+import type { AccessTokenProvider, TokenRefresher, TokenSet, TokenStore } from './types.js';
+import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction, optionNames, refusal } from '../core/invalid-option.js';
 
 /** Refresh this long before expiry, so a token handed out stays valid through the request that uses it. */
 const DEFAULT_REFRESH_MARGIN_MS = 60_000;
@@ -17,12 +16,6 @@ const DEFAULT_REFRESH_MARGIN_MS = 60_000;
 const DEFAULT_STORE_TIMEOUT_MS = 10_000;
 /** Longest wait for `store.lock` to start running the refresh (above RedisTokenStore's 45 s `lockWaitMs`). */
 const DEFAULT_LOCK_TIMEOUT_MS = 60_000;
-
-/** What the manager needs from the OAuth side: `OAuthClient` implements it. */
-export interface TokenRefresher {
-  /** Exchanges the refresh token in `previous` for a new TokenSet (see `OAuthClient.refresh`). */
-  refresh(previous: TokenSet): Promise<TokenSet>;
-}
 
 /** Options of {@link TokenManager}. */
 export interface TokenManagerOptions {
@@ -118,9 +111,9 @@ export class TokenManager implements AccessTokenProvider {
       invalidOption('store', 'must implement get() and set(tokens) (see TokenStore).');
     }
     optionalFunction(options.onTokens, 'onTokens');
-    this.refreshMarginMs = milliseconds(options.refreshMarginMs, 'refreshMarginMs', DEFAULT_REFRESH_MARGIN_MS, 0);
-    const storeTimeoutMs = milliseconds(options.storeTimeoutMs, 'storeTimeoutMs', DEFAULT_STORE_TIMEOUT_MS, 1);
-    const lockTimeoutMs = milliseconds(options.lockTimeoutMs, 'lockTimeoutMs', DEFAULT_LOCK_TIMEOUT_MS, 1);
+    this.refreshMarginMs = integerOption(options.refreshMarginMs, 'refreshMarginMs', DEFAULT_REFRESH_MARGIN_MS, 0, MAX_TIMEOUT_MS);
+    const storeTimeoutMs = integerOption(options.storeTimeoutMs, 'storeTimeoutMs', DEFAULT_STORE_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
+    const lockTimeoutMs = integerOption(options.lockTimeoutMs, 'lockTimeoutMs', DEFAULT_LOCK_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
     const { oauth, onTokens, userId } = options;
     const fresh = (this.#fresh = new FreshToken(this.refreshMarginMs));
     // The re-read after a save inside the lock is a flight as a call makes; its failure is left to the next call.
@@ -167,7 +160,7 @@ export class TokenManager implements AccessTokenProvider {
    */
   forceRefresh(rejectedAccessToken: string): Promise<string> {
     if (typeof rejectedAccessToken !== 'string') {
-      return Promise.reject(new ValidationError('forceRefresh() needs the access token the service rejected.', ['rejectedAccessToken']));
+      return Promise.reject(refusal('forceRefresh() needs the access token the service rejected.', ['rejectedAccessToken']));
     }
     const token = this.#fresh.peek(rejectedAccessToken);
     if (token !== undefined) return Promise.resolve(token);
@@ -225,12 +218,4 @@ function noop(): void {}
 
 function accessTokenOf(tokens: TokenSet): string {
   return tokens.accessToken;
-}
-
-function milliseconds(value: unknown, name: string, fallback: number, min: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > 2_147_483_647) {
-    invalidOption(name, `must be a number of milliseconds from ${min} to 2147483647.`);
-  }
-  return value;
 }

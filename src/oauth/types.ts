@@ -106,3 +106,9 @@ export interface AccessTokenProvider {
    */
   forceRefresh(rejectedAccessToken: string): Promise<string>;
 }
+
+/** What the manager needs from the OAuth side: `OAuthClient` implements it. */
+export interface TokenRefresher {
+  /** Exchanges the refresh token in `previous` for a new TokenSet (see `OAuthClient.refresh`). */
+  refresh(previous: TokenSet): Promise<TokenSet>;
+}

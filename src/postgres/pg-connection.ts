@@ -7,8 +7,9 @@
  * statement and its values, the tokens).
  */
 import type { TokenStoreOperation } from '../oauth/errors.js';
-import { findCode, sanitizeCause, scrubStoreMessage } from '../scrub.js';
-import { invalidOption } from '../invalid-option.js';
+import { findCode, sanitizeCause, scrubStoreMessage } from '../core/scrub.js';
+import { invalidOption } from '../core/invalid-option.js';
+import { timeBound } from '../core/time-bound.js';
 import { PostgresTokenStoreError } from './errors.js';
 
 /**
@@ -66,25 +67,17 @@ export class PgConnection {
 
   #run(operation: TokenStoreOperation, text: string, values: unknown[]): Promise<PgResultLike> {
     const where = { ...this.#where, operation };
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new PostgresTokenStoreError(where, 'timeout', `PostgreSQL did not answer within ${this.#timeoutMs} ms (\`statementTimeoutMs\`); the statement may still land. Check the pool's free connections and the server.`)),
-        this.#timeoutMs,
-      );
-      // The pool may settle long after the time-out; the promise is settled once, later results are dropped.
-      Promise.resolve()
-        .then(() => this.#pool.query({ text, values, query_timeout: this.#timeoutMs }))
-        .then(
-          (result) => {
-            clearTimeout(timer);
-            resolve(result);
-          },
-          (error: unknown) => {
-            clearTimeout(timer);
-            reject(unavailable(where, error));
-          },
-        );
-    });
+    // The pool may settle long after the time-out; the promise is settled once, later results are dropped.
+    const statement = Promise.resolve()
+      .then(() => this.#pool.query({ text, values, query_timeout: this.#timeoutMs }))
+      .catch((error: unknown) => {
+        throw unavailable(where, error);
+      });
+    return timeBound(
+      () => statement,
+      this.#timeoutMs,
+      () => new PostgresTokenStoreError(where, 'timeout', `PostgreSQL did not answer within ${this.#timeoutMs} ms (\`statementTimeoutMs\`); the statement may still land. Check the pool's free connections and the server.`),
+    );
   }
 }
 

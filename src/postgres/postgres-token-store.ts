@@ -3,14 +3,13 @@
  * a lock (a lease on the row: owner token and expiry) so the whole fleet refreshes once. Node-only, as the lock
  * (src/store/lease-lock.ts, shared with `RedisTokenStore`) tracks its holder with `AsyncLocalStorage`.
  */
-import { ValidationError } from '../errors.js';
-import { checkOptions, integerOption, MAX_TIMEOUT_MS, optionNames } from '../invalid-option.js';
+import { constructorOptions, integerOption, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
 import type { ReauthorizationReason } from '../oauth/errors.js';
 import { copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { type EncryptionKey, TokenCipher } from '../redis/token-cipher.js';
 import { LeaseLock, lockTimes } from '../store/lease-lock.js';
-import { StoredTokens } from '../store/stored-tokens.js';
+import { StoredTokens } from '../redis/stored-tokens.js';
 import { PostgresTokenStoreError } from './errors.js';
 import { checkPool, PgConnection, type PgPoolLike } from './pg-connection.js';
 import { statements, tableName } from './token-table.js';
@@ -78,13 +77,10 @@ export class PostgresTokenStore implements TokenStore {
   readonly #lock: LeaseLock;
 
   constructor(options: PostgresTokenStoreOptions) {
-    if (typeof options !== 'object' || options === null) {
-      throw new ValidationError('new PostgresTokenStore() needs an options object: { pool, key }.', []);
-    }
-    options = checkOptions(options, OPTIONS, 'new PostgresTokenStore()');
+    options = constructorOptions(options, OPTIONS, 'new PostgresTokenStore()', '{ pool, key }');
     const { key } = options;
     if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH) {
-      throw new ValidationError(`\`key\` must be a non-empty string (at most ${MAX_KEY_LENGTH} characters) naming this user's row.`, ['key']);
+      throw refusal(`\`key\` must be a non-empty string (at most ${MAX_KEY_LENGTH} characters) naming this user's row.`, ['key']);
     }
     const pool = checkPool(options.pool);
     const table = tableName(options.table);

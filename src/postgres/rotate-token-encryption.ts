@@ -4,7 +4,7 @@
  * re-encrypts every value still under an older key of the keyring (src/redis/token-rotation.ts, shared with Redis),
  * each written back by a compare-and-set `UPDATE … WHERE key = $1 AND tokens = <the value read>`.
  */
-import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionNames } from '../invalid-option.js';
+import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
 import { type EncryptionKey, TokenCipher } from '../redis/token-cipher.js';
 import { noRotation, rotateStoredValue, type TokenRotationResult } from '../redis/token-rotation.js';
 import { checkPool, PgConnection, type PgPoolLike } from './pg-connection.js';

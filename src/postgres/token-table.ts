@@ -5,7 +5,7 @@
  * reconnecting) and the row's lock: a lease (owner token and expiry) that each statement takes, extends or frees in
  * one autocommit statement, so no connection is held while the token request runs.
  */
-import { invalidValue } from '../invalid-option.js';
+import { invalidValue } from '../core/invalid-option.js';
 
 export const DEFAULT_TABLE = 'postsched_tokens';
 

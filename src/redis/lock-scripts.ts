@@ -1,6 +1,8 @@
 /**
- * The two Lua scripts of the token lock. A script runs atomically on the server, so "is the lock still mine"
- * and the action it guards cannot be split by another client (the single-instance pattern of the Redis
+ * The Lua scripts of the Redis parts: the token lock's release, extension and lock-guarded write (RedisTokenStore),
+ * the compare-and-set of a stored value (RedisTokenStore's `set`, rotateTokenEncryption), and the release of a
+ * webhook claim (RedisWebhookDedupe, the claim id as owner). A script runs atomically on the server, so "is the lock
+ * still mine" and the action it guards cannot be split by another client (the single-instance pattern of the Redis
  * docs, https://redis.io/docs/latest/develop/use/patterns/distributed-locks/).
  */
 import { defineScript } from './redis-connection.js';

@@ -10,8 +10,10 @@
  * and `eval(script, numKeys, ...)` vs `eval(script, { keys, arguments })`.
  * Every command is bounded by `commandTimeoutMs` and every failure becomes a `TokenStoreUnavailableError`.
  */
-import { ValidationError } from '../errors.js';
-import { sanitizeCause, scrubStoreMessage } from '../scrub.js';
+import { toHex } from '../core/bytes.js';
+import { refusal } from '../core/invalid-option.js';
+import { sanitizeCause, scrubStoreMessage } from '../core/scrub.js';
+import { timeBound } from '../core/time-bound.js';
 import { ClusterClientRequiredError, CrossSlotError, type RedisTokenStoreOperation, TokenStoreUnavailableError } from './errors.js';
 
 /**
@@ -73,7 +75,7 @@ export function defineScript(source: string): RedisScript {
     get sha1() {
       sha1 ??= crypto.subtle
         .digest('SHA-1', new TextEncoder().encode(source))
-        .then((digest) => [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, '0')).join(''));
+        .then((digest) => toHex(new Uint8Array(digest)));
       return sha1;
     },
   };
@@ -132,34 +134,25 @@ export class RedisConnection<Operation extends string = RedisTokenStoreOperation
    * each up to 20 times by default), so without this bound a down Redis would stall every token request.
    */
   #bounded(operation: Operation, run: () => Promise<unknown>): Promise<unknown> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(this.#unavailable(operation, { timeoutMs: this.#timeoutMs })), this.#timeoutMs);
-      // The client may settle long after the time-out; the promise is settled once, later results are dropped.
-      Promise.resolve()
-        .then(run)
-        .then(
-          (value) => {
-            clearTimeout(timer);
-            resolve(value);
-          },
-          (error: unknown) => {
-            clearTimeout(timer);
-            // A key without a hash tag on a cluster, or a single-node client on a cluster node: mistakes to fix, not
-            // outages to wait out.
-            const message = error instanceof Error ? error.message : '';
-            if (message.startsWith('CROSSSLOT')) reject(new CrossSlotError(this.#key));
-            else if (message.startsWith('MOVED')) reject(new ClusterClientRequiredError(this.#key, operation as RedisTokenStoreOperation));
-            else reject(this.#unavailable(operation, { cause: safeCause(error) }));
-          },
-        );
-    });
+    // The client may settle long after the time-out; the promise is settled once, later results are dropped.
+    const command = Promise.resolve()
+      .then(run)
+      .catch((error: unknown) => {
+        // A key without a hash tag on a cluster, or a single-node client on a cluster node: mistakes to fix, not
+        // outages to wait out.
+        const message = error instanceof Error ? error.message : '';
+        if (message.startsWith('CROSSSLOT')) throw new CrossSlotError(this.#key);
+        if (message.startsWith('MOVED')) throw new ClusterClientRequiredError(this.#key, operation as RedisTokenStoreOperation);
+        throw this.#unavailable(operation, { cause: safeCause(error) });
+      });
+    return timeBound(() => command, this.#timeoutMs, () => this.#unavailable(operation, { timeoutMs: this.#timeoutMs }));
   }
 }
 
 /** Picks the raw-command call of the client, by shape (never by importing either package). */
 function toSend(client: unknown): { send: Send; isCluster: boolean } {
   if (typeof client !== 'object' || client === null) {
-    throw new ValidationError(`\`redis\` must be an ioredis or node-redis client; got ${client === null ? 'null' : typeof client}.`, ['redis']);
+    throw refusal(`\`redis\` must be an ioredis or node-redis client; got ${client === null ? 'null' : typeof client}.`, ['redis']);
   }
   const candidate = client as Record<string, unknown>;
   if (typeof candidate['call'] === 'function') {
@@ -174,7 +167,7 @@ function toSend(client: unknown): { send: Send; isCluster: boolean } {
     const nodeRedis = client as NodeRedisClientLike;
     return { send: (args) => promised(nodeRedis.sendCommand(args)), isCluster: false };
   }
-  throw new ValidationError(
+  throw refusal(
     '`redis` must be an ioredis client (new Redis()) or a node-redis client (createClient()): it has neither ' +
       '`call` nor `sendCommand`.',
     ['redis'],

@@ -7,8 +7,8 @@
  * Redis down or slow: the script is cut off by `commandTimeoutMs` and dropped, the subscription misses what it
  * misses; each process goes on with its own blocks. Never a wait on Redis inside a call.
  */
-import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionNames } from '../invalid-option.js';
-import { RateLimiter, type RateLimiterOptions } from '../rate-limiter.js';
+import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
+import { RateLimiter, type RateLimiterOptions } from '../http/rate-limiter.js';
 import { defineScript, RedisConnection, type RedisClientLike } from './redis-connection.js';
 
 /** Options of `new RedisRateLimiter(...)`. */

@@ -3,12 +3,11 @@
  * whole fleet refreshes once. Node-only: the lock (src/store/lease-lock.ts, shared with `PostgresTokenStore`) tracks
  * its holder with `AsyncLocalStorage`. The encryption is Web Crypto.
  */
-import { ValidationError } from '../errors.js';
-import { checkOptions, integerOption, MAX_TIMEOUT_MS, optionNames } from '../invalid-option.js';
+import { constructorOptions, integerOption, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
 import { copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { LeaseLock, lockTimes } from '../store/lease-lock.js';
-import { StoredTokens } from '../store/stored-tokens.js';
+import { StoredTokens } from './stored-tokens.js';
 import { LockLostError, LockTimeoutError, withHashTag } from './errors.js';
 import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED } from './lock-scripts.js';
 import { RedisConnection, type RedisClientLike } from './redis-connection.js';
@@ -86,13 +85,10 @@ export class RedisTokenStore implements TokenStore {
   readonly #lock: LeaseLock;
 
   constructor(options: RedisTokenStoreOptions) {
-    if (typeof options !== 'object' || options === null) {
-      throw new ValidationError('new RedisTokenStore() needs an options object: { redis, key }.', []);
-    }
-    options = checkOptions(options, OPTIONS, 'new RedisTokenStore()');
+    options = constructorOptions(options, OPTIONS, 'new RedisTokenStore()', '{ redis, key }');
     const { key } = options;
     if (typeof key !== 'string' || key.length === 0) {
-      throw new ValidationError('`key` must be a non-empty string naming the Redis key of this user\'s tokens.', ['key']);
+      throw refusal('`key` must be a non-empty string naming the Redis key of this user\'s tokens.', ['key']);
     }
     this.#key = key;
     this.#lockKey = `${key}:lock`;
@@ -101,7 +97,7 @@ export class RedisTokenStore implements TokenStore {
     const commandTimeoutMs = integerOption(options.commandTimeoutMs, 'commandTimeoutMs', DEFAULT_COMMAND_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
     this.#connection = new RedisConnection(options.redis, key, commandTimeoutMs);
     if (this.#connection.isCluster && !hasHashTag(key)) {
-      throw new ValidationError(
+      throw refusal(
         `\`key\` "${key}" has no hash tag, so on Redis Cluster it and its lock key "${key}:lock" land in different ` +
           `slots and the lock cannot guard the tokens. Put the user's id in braces: "${withHashTag(key)}".`,
         ['key'],

@@ -4,8 +4,7 @@
  * compare-and-delete script, so two receivers can never both take an event, and a receiver whose claim expired
  * can never give back the claim another one took since.
  */
-import { ValidationError } from '../errors.js';
-import { checkOptions, integerOption, invalidOption, invalidValue, MAX_TIMEOUT_MS, optionNames } from '../invalid-option.js';
+import { constructorOptions, integerOption, invalidOption, invalidValue, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
 import type { WebhookClaim, WebhookClaimContext, WebhookDedupeStore } from '../webhooks/dedupe.js';
 import { RELEASE_LOCK } from './lock-scripts.js';
 import { defineScript, RedisConnection, type RedisClientLike, type RedisScript } from './redis-connection.js';
@@ -119,10 +118,7 @@ export class RedisWebhookDedupe implements WebhookDedupeStore {
   };
 
   constructor(options: RedisWebhookDedupeOptions) {
-    if (typeof options !== 'object' || options === null) {
-      throw new ValidationError('new RedisWebhookDedupe() needs an options object: { redis }.', []);
-    }
-    options = checkOptions(options, OPTIONS, 'new RedisWebhookDedupe()');
+    options = constructorOptions(options, OPTIONS, 'new RedisWebhookDedupe()', '{ redis }');
     const { prefix = DEFAULT_PREFIX } = options;
     if (typeof prefix !== 'string' || prefix.length === 0) invalidOption('prefix', 'must be a non-empty string.');
     // A Cluster hashes the text between a key's first `{` and the next `}`, the whole key when that is empty: a
@@ -199,7 +195,7 @@ export class RedisWebhookDedupe implements WebhookDedupeStore {
 
   /** The event's key and its post's newest-`created_at` key, in the post's hash tag (never empty: `post:`). */
   #keys(key: string, { postId }: WebhookClaimContext): [string, string] {
-    if (typeof postId !== 'string') throw new ValidationError('RedisWebhookDedupe needs the claim context of createWebhookHandler.', ['context']);
+    if (typeof postId !== 'string') throw refusal('RedisWebhookDedupe needs the claim context of createWebhookHandler.', ['context']);
     const post = `${this.#prefix}:{post:${postId}}:`;
     return [post + key, `${post}newest`];
   }

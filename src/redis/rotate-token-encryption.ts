@@ -3,7 +3,7 @@
  * re-encrypts every token value still under an older key of the keyring (token-rotation.ts), each by the store's own
  * compare-and-set script.
  */
-import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionNames } from '../invalid-option.js';
+import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
 import { SET_IF_UNCHANGED } from './lock-scripts.js';
 import { RedisConnection, type RedisClientLike } from './redis-connection.js';
 import { type EncryptionKey, TokenCipher } from './token-cipher.js';

@@ -13,7 +13,8 @@
  * - AAD: the value's key in the store (the Redis key, the row's key), so a value copied under another user's key
  *   fails to decrypt instead of logging that user in as someone else.
  */
-import { checkOptions, invalidOption, optionNames } from '../invalid-option.js';
+import { fromBase64, toBase64Url } from '../core/bytes.js';
+import { checkOptions, invalidOption, optionNames } from '../core/invalid-option.js';
 import { StoredTokensUnreadableError } from './errors.js';
 
 const PREFIX = 'enc:';
@@ -172,17 +173,3 @@ function utf8(text: string): Uint8Array<ArrayBuffer> {
   return new TextEncoder().encode(text);
 }
 
-// Base64 by hand with btoa/atob: `Buffer` is Node-only and Uint8Array.fromBase64 is not in Node 20.
-function toBase64Url(bytes: Uint8Array): string {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
-}
-
-/** Standard or URL alphabet, padded or not; `undefined` when the text is not base64. */
-function fromBase64(text: string): Uint8Array<ArrayBuffer> | undefined {
-  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(text) || text.replace(/=+$/, '').length % 4 === 1) return undefined;
-  const standard = text.replaceAll('-', '+').replaceAll('_', '/').replace(/=+$/, '');
-  const binary = atob(standard.padEnd(Math.ceil(standard.length / 4) * 4, '='));
-  return Uint8Array.from(binary, (char) => char.charCodeAt(0));
-}

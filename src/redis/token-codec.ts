@@ -3,7 +3,7 @@
  * has an encryption key. Both ways check the shape with the token manager's own check (`tokenSetProblem`), so a
  * foreign or corrupted value is an error, not a token set with `undefined` fields.
  */
-import { ValidationError } from '../errors.js';
+import { refusal } from '../core/invalid-option.js';
 import { tokenSetProblem } from '../oauth/token-set.js';
 import type { TokenSet } from '../oauth/types.js';
 import { StoredTokensUnreadableError } from './errors.js';
@@ -18,7 +18,7 @@ export async function encodeTokens(tokens: TokenSet, redisKey: string, cipher: T
   // The problem names the field and its type, never the value (a token).
   if (problem !== undefined) {
     const field = FIELDS.find((name) => problem.includes(name));
-    throw new ValidationError(`set() needs a TokenSet: the value ${problem}.`, field === undefined ? ['tokens'] : ['tokens', field]);
+    throw refusal(`set() needs a TokenSet: the value ${problem}.`, field === undefined ? ['tokens'] : ['tokens', field]);
   }
   // Every field is kept, those it does not know too: a newer SDK's fields survive a round trip through an older process.
   const json = JSON.stringify(tokens);

@@ -1,5 +1,5 @@
 /** The error of `RedisWebhookDedupe`: Redis failed or did not answer. It names the step, never a key's value. */
-import { PostSchedError } from '../base-error.js';
+import { PostSchedError } from '../core/base-error.js';
 
 /** Which call of the store failed. */
 export type RedisWebhookDedupeOperation = 'claim' | 'complete' | 'release';

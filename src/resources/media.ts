@@ -1,11 +1,11 @@
 /** The media library: streamed uploads (scope media:write). */
-import { checkOptions, invalidOption, optionalFunction } from '../invalid-option.js';
+import { checkOptions, invalidOption, optionalFunction } from '../core/invalid-option.js';
 import type { APIPromise } from '../http/api-promise.js';
 import { multipartBody, type UploadFile, type UploadProgress } from '../http/multipart.js';
 import type { WriteRequestOptions } from '../http/options.js';
 import type { Pipeline } from '../http/request.js';
 import { routes } from './routes.js';
-import { isRecord } from '../is-record.js';
+import { isRecord } from '../core/is-record.js';
 import { checkInput, kindOf, objectParser, type InputShape } from './validate.js';
 import { answers } from './wire-contract.js';
 

@@ -3,7 +3,7 @@
  * Pages are fetched lazily, one when the loop needs it. Only `data` is needed (wire-contract.ts, `answers.page`):
  * a missing or `null` cursor ends the list, and a bare JSON array is read as one last page.
  */
-import { ResponseValidationError } from '../errors.js';
+import { ResponseValidationError } from '../core/errors.js';
 import type { RequestOptions } from '../http/options.js';
 import { answerParser, checkFields, wholeNumber, type FieldCheck, type InputShape } from './validate.js';
 import { answers, type WireType } from './wire-contract.js';

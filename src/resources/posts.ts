@@ -3,6 +3,7 @@
  * `id` and `account_ids` are given by the spec and required; every other field is assumed (wire-contract.ts).
  * Inputs: known fields only (typed and checked); others go through `extraBody` / `extraQuery`.
  */
+import { parseDateTime } from '../core/date-time.js';
 import type { APIPromise } from '../http/api-promise.js';
 import type { RequestOptions, WriteRequestOptions } from '../http/options.js';
 import type { Pipeline } from '../http/request.js';
@@ -81,16 +82,9 @@ export interface PostListParams extends ListParams {
 }
 
 // RFC 3339 date-time with seconds and a zone (Z or ±hh:mm): a time without a zone would be read in the local zone.
-const ISO_DATE_TIME = /^(\d{4})-(\d\d)-(\d\d)T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
-
 function isPublishAt(value: unknown): value is Date | string {
   if (value instanceof Date) return !Number.isNaN(value.getTime());
-  const match = typeof value === 'string' ? ISO_DATE_TIME.exec(value) : null;
-  if (match === null) return false;
-  // The calendar check (no 31 April, 29 February only in leap years), as a round trip through Date.
-  const day = new Date(0);
-  day.setUTCFullYear(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
-  return day.getUTCMonth() === Number(match[2]) - 1 && day.getUTCDate() === Number(match[3]);
+  return typeof value === 'string' && parseDateTime(value) !== undefined;
 }
 
 const publishAt: FieldCheck = (value, path) => {

@@ -3,7 +3,8 @@
  * base URL, which carries any version prefix. Paths are relative to it, ids path-encoded.
  * The scope each route needs is in brackets.
  */
-import { invalidOption } from '../invalid-option.js';
+import { invalidOption } from '../core/invalid-option.js';
+import { hasDotSegment } from '../http/raw.js';
 
 /** One endpoint: its HTTP method and its path relative to the base URL. */
 export interface Route {
@@ -67,33 +68,4 @@ export function pathId(id: unknown, name: string): string {
 /** A route with its parser and options: the `RequestSpec` of a call without a body (no object spread per call). */
 export function withParse<T, O>(route: Route, parse: (body: unknown) => T, options: O): Route & { parse: (body: unknown) => T; options: O } {
   return { method: route.method, path: route.path, route: route.route, parse, options };
-}
-
-/**
- * Whether `path` holds a `.` or `..` segment as some server may read it (`oneSegment`: whether it is one, for an id
- * encoded into a single segment): percent-escapes undone twice (a proxy may decode once more), with IIS's `%u002e`
- * and overlong UTF-8 (`%c0%ae`, `%e0%80%ae`: "." to a lenient decoder); compatibility characters folded (NFKC:
- * fullwidth `．` U+FF0E and `․` U+2024 are "."); a backslash a separator; a `;parameter` cut off (Tomcat reads
- * `..;x` as `..`).
- */
-export function hasDotSegment(path: string, oneSegment = false): boolean {
-  const read = decoded(decoded(path));
-  return (oneSegment ? [read] : read.split(/[/\\]/)).some((segment) => /^\.\.?(?:;|$)/.test(segment));
-}
-
-/** `text` as a lenient server decodes it (see `hasDotSegment`); an escape that is not UTF-8 is left as it is. */
-function decoded(text: string): string {
-  return text
-    .replace(/%u([\da-f]{4})/gi, (_, code: string) => String.fromCharCode(parseInt(code, 16)))
-    .replace(/%e0%([89][\da-f])%([89ab][\da-f])|%c([01])%([89ab][\da-f])/gi, (_, b2, b3, c1, c2) =>
-      String.fromCharCode(b2 ? ((parseInt(b2, 16) & 0x3f) << 6) | (parseInt(b3, 16) & 0x3f) : ((parseInt(c1, 16) & 1) << 6) | (parseInt(c2, 16) & 0x3f)),
-    )
-    .replace(/(?:%[\da-f]{2})+/gi, (escapes) => {
-      try {
-        return decodeURIComponent(escapes);
-      } catch {
-        return escapes;
-      }
-    })
-    .normalize('NFKC');
 }

@@ -4,9 +4,9 @@
  * (wire-contract.ts) and is returned untouched, so a schema would cost a copy of every object and several KB of
  * bundle for a handful of `typeof` checks.
  */
-import { ResponseValidationError, ValidationError } from '../errors.js';
-import { integerOption } from '../invalid-option.js';
-import { isRecord } from '../is-record.js';
+import { ResponseValidationError } from '../core/errors.js';
+import { integerOption, refusal } from '../core/invalid-option.js';
+import { isRecord } from '../core/is-record.js';
 import type { WireType } from './wire-contract.js';
 
 /** Where a value sits: `['data', 3, 'account_ids', 0]`. */
@@ -104,7 +104,7 @@ const REQUEST_OPTIONS = ['idempotencyKey', 'signal', 'timeoutMs', 'maxRetries', 
 
 /** `ValidationError("`path` problem")`. */
 export function invalid(path: Path, problem: string): never {
-  throw new ValidationError(`\`${formatPath(path)}\` ${problem}`, path);
+  throw refusal(`\`${formatPath(path)}\` ${problem}`, path);
 }
 
 /**
@@ -115,7 +115,7 @@ export function invalid(path: Path, problem: string): never {
 export function checkInput(input: unknown, shape: InputShape): void {
   const known = Object.keys(shape.fields);
   if (!isRecord(input)) {
-    throw new ValidationError(`\`${shape.call}\` takes an object with the fields ${known.join(', ')}; got ${kindOf(input)}.`);
+    throw refusal(`\`${shape.call}\` takes an object with the fields ${known.join(', ')}; got ${kindOf(input)}.`);
   }
   for (const key of Object.keys(input)) {
     if (!Object.hasOwn(shape.fields, key)) invalid([key], unknownField(key, known, shape));

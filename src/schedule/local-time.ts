@@ -3,8 +3,7 @@
  * `PlainDateTime.prototype.toZonedDateTime(timeZone, { disambiguation })` (TC39 Temporal, GetPossibleEpochNanoseconds
  * and DisambiguatePossibleEpochNanoseconds), in plain numbers: wall times are epoch milliseconds "as if UTC".
  */
-import { ValidationError } from '../errors.js';
-import { checkOptions, invalidValue, optionNames } from '../invalid-option.js';
+import { checkOptions, invalidValue, optionNames, refusal } from '../core/invalid-option.js';
 import { changeAt, offsetsOf, utc, type OffsetAt } from './zone.js';
 
 /**
@@ -36,7 +35,7 @@ export type Refusal = [transition: number, message: string];
 export function toInstant(offsetAt: OffsetAt, wall: number, policy: Disambiguation, zone: string): number | Refusal {
   const found = possible(offsetAt, wall);
   if (found.length === 1) return found[0]!;
-  if (policy === 'reject') return refusal(offsetAt, wall, zone, found.length > 0);
+  if (policy === 'reject') return refusalOf(offsetAt, wall, zone, found.length > 0);
   if (found.length > 0) return policy === 'later' ? found.at(-1)! : found[0]!;
   // Skipped: the wall time moved by the length of the jump, then resolved again (DisambiguatePossibleEpochNanoseconds).
   const jump = offsetAt(wall + DAY) - offsetAt(wall - DAY);
@@ -54,7 +53,7 @@ function possible(offsetAt: OffsetAt, wall: number): number[] {
 }
 
 /** "02:30 does not exist in Europe/Berlin on 2027-03-28: clocks go from 02:00 to 03:00. …", with the change's instant. */
-function refusal(offsetAt: OffsetAt, wall: number, zone: string, twice: boolean): Refusal {
+function refusalOf(offsetAt: OffsetAt, wall: number, zone: string, twice: boolean): Refusal {
   const before = offsetAt(wall - DAY);
   const after = offsetAt(wall + DAY);
   // The clocks change between the two readings of `wall`: the first millisecond of the new offset.
@@ -134,6 +133,6 @@ export function atLocalTime(local: string, timeZone: string, options: AtLocalTim
   const wall = parseLocal(local);
   const { disambiguation } = checkOptions(options, optionNames<AtLocalTimeOptions>({ disambiguation: 0 }), 'atLocalTime()');
   const instant = toInstant(offsetsOf(timeZone), wall, checkPolicy(disambiguation), timeZone);
-  if (typeof instant !== 'number') throw new ValidationError(instant[1], ['local']);
+  if (typeof instant !== 'number') throw refusal(instant[1], ['local']);
   return new Date(instant);
 }

@@ -1,6 +1,5 @@
 /** Recurring wall-clock slots ("Mon, Wed, Fri at 09:00 and 17:30 in New York") as instants, right across DST. */
-import { ValidationError } from '../errors.js';
-import { checkOptions, invalidOption, invalidValue, optionNames } from '../invalid-option.js';
+import { checkOptions, invalidOption, invalidValue, optionNames, refusal } from '../core/invalid-option.js';
 import { checkPolicy, DAY, parseTime, toInstant, type Disambiguation, type Refusal } from './local-time.js';
 import { changeAt, offsetsOf, type OffsetAt } from './zone.js';
 
@@ -144,7 +143,7 @@ function* slots(
     }
     pending.splice(0, next);
     if (count === 0 || later > until || end) return;
-    if (refused !== undefined) throw new ValidationError(refused[1], ['times']);
+    if (refused !== undefined) throw refusal(refused[1], ['times']);
   }
 }
 

@@ -2,7 +2,7 @@
  * A time zone's UTC offsets, read from the runtime's own time-zone data through `Intl.DateTimeFormat` (the only
  * Web-standard API that has it): no data of our own, so an update of the runtime's tzdata updates us.
  */
-import { closest, invalidValue } from '../invalid-option.js';
+import { closest, invalidValue } from '../core/invalid-option.js';
 
 /** The zone's UTC offset at an instant, in ms (`+3_600_000` for CET). Both in epoch milliseconds. */
 export type OffsetAt = (instant: number) => number;

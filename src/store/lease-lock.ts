@@ -10,7 +10,9 @@
  * async hooks slow every promise while any `AsyncLocalStorage` is enabled).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { integerOption, MAX_TIMEOUT_MS } from '../invalid-option.js';
+import { randomHex } from '../core/bytes.js';
+import { integerOption, MAX_TIMEOUT_MS } from '../core/invalid-option.js';
+import { sleep } from '../core/time-bound.js';
 import type { TokenSet, TokenStoreLockOptions } from '../oauth/types.js';
 
 /** The stores' `lockTtlMs` and `lockWaitMs`, checked: 10 s and 45 s by default. */
@@ -179,9 +181,6 @@ export class LeaseLock {
 
 /** 128 random bits: a holder proves ownership with it, so it must not be guessable by another process. */
 function ownerToken(): string {
-  return [...crypto.getRandomValues(new Uint8Array(16))].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+  return randomHex(16);
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

@@ -10,7 +10,9 @@
 import { TokenStoreError } from '../oauth/errors.js';
 import { TokenManager } from '../oauth/token-manager.js';
 import type { TokenSet, TokenStore } from '../oauth/types.js';
-import { invalidOption } from '../invalid-option.js';
+import { randomHex } from '../core/bytes.js';
+import { invalidOption } from '../core/invalid-option.js';
+import { sleep } from '../core/time-bound.js';
 
 /** Options of {@link tokenStoreConformance}. */
 export interface TokenStoreConformanceOptions {
@@ -61,7 +63,7 @@ export function tokenStoreConformance(options: TokenStoreConformanceOptions): To
   if (corrupt !== undefined && typeof corrupt !== 'function') invalidOption('corrupt', 'must be a function (key) => void.');
   if (lockTtlMs !== undefined && !(Number.isInteger(lockTtlMs) && lockTtlMs > 0)) invalidOption('lockTtlMs', 'must be a positive integer of milliseconds.');
   const fresh = async (): Promise<{ key: string; store: () => Promise<TokenStore> }> => {
-    const key = `conformance_${randomHex()}`;
+    const key = `conformance_${randomHex(12)}`;
     return { key, store: async () => checkedStore(await makeStore(key)) };
   };
 
@@ -276,14 +278,7 @@ let counter = 0;
 
 /** A made-up TokenSet, different every time. */
 function tokens(): TokenSet {
-  const n = `${++counter}_${randomHex().slice(0, 8)}`;
+  const n = `${++counter}_${randomHex(12).slice(0, 8)}`;
   return { accessToken: `at_conformance_${n}`, refreshToken: `rt_conformance_${n}`, expiresAt: Date.now() + 3_600_000, scopes: ['posts:read'], tokenType: 'bearer' };
 }
 
-function randomHex(): string {
-  return [...crypto.getRandomValues(new Uint8Array(12))].map((b) => b.toString(16).padStart(2, '0')).join('');
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

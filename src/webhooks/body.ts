@@ -3,8 +3,8 @@
  * by the SDK itself (`verifyWebhookRequest`, `createWebhookHandler`) with a cap, so that a hostile sender cannot
  * fill memory before the signature is known to be bad.
  */
-import { readStream } from '../buffer-response.js';
-import { integerOption } from '../invalid-option.js';
+import { readStream } from '../core/buffer-response.js';
+import { integerOption } from '../core/invalid-option.js';
 import { reject } from './errors.js';
 
 /**

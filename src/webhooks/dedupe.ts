@@ -7,8 +7,9 @@
  * a duplicate that arrives while the event is being handled gets a retryable 503, never a 2xx, so a first run that
  * then fails is retried.
  */
-import { invalidOption } from '../invalid-option.js';
-import { timeBound } from '../time-bound.js';
+import { parseDateTime } from '../core/date-time.js';
+import { invalidOption } from '../core/invalid-option.js';
+import { timeBound } from '../core/time-bound.js';
 import { WebhookTimeoutError, type WebhookTimedStep } from './errors.js';
 import type { WebhookEvent } from './event.js';
 
@@ -134,9 +135,6 @@ export function webhookDedupeKey(event: WebhookEvent): string | undefined {
   return JSON.stringify([event.event === 'unknown' ? event.originalEvent : event.event, id, event.created_at]);
 }
 
-// ISO 8601 date-time with a zone (RFC 3339 §5.6, plus a comma decimal sign and a zone without colon).
-const ISO_8601 = /^(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?(?:[Zz]|([+-])(\d\d):?(\d\d))$/;
-
 /**
  * `created_at` as an instant (ms since the epoch, sub-millisecond digits as a fraction), so `…T12:00:00+02:00`
  * comes before `…T11:00:00Z` and `.5Z` after `.25Z`, which string order gets wrong; `undefined` unless ISO 8601
@@ -145,15 +143,9 @@ const ISO_8601 = /^(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?(
  * events stale.
  */
 export function instantOf(createdAt: string, notAfter = Infinity): number | undefined {
-  const m = ISO_8601.exec(createdAt);
-  if (m === null) return undefined;
-  const [month, day, hour, minute, second, offsetHours = 0, offsetMinutes = 0] = [2, 3, 4, 5, 6, 9, 10].map((i) => Number(m[i] ?? 0));
-  if (month! < 1 || month! > 12 || day! < 1 || day! > 31 || hour! > 23 || minute! > 59 || second! > 60 || offsetHours > 23 || offsetMinutes > 59) {
-    return undefined;
-  }
-  const offset = (m[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
-  const instant = Date.UTC(Number(m[1]), month! - 1, day, hour, minute, second) - offset + Number(`0.${m[7] ?? 0}`) * 1000;
-  return instant > notAfter ? undefined : instant;
+  // ISO 8601 date-time with a zone (RFC 3339 §5.6, plus a comma decimal sign and a zone without colon).
+  const instant = parseDateTime(createdAt, true);
+  return instant === undefined || instant > notAfter ? undefined : instant;
 }
 
 /** Keys remembered by the in-memory default: enough for days of one endpoint's traffic, a few MB at most. */

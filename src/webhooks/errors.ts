@@ -3,7 +3,7 @@
  * `WebhookTimeoutError`, what `createWebhookHandler` gives `onError` when a handler or a dedupe store overran its
  * time bound.
  */
-import { PostSchedError } from '../base-error.js';
+import { PostSchedError } from '../core/base-error.js';
 
 /**
  * Why a delivery was rejected. Stable, machine-readable: switch on it, log it, count it.

@@ -1,5 +1,5 @@
 /** Webhook event types (service spec §6) and the check that turns parsed JSON into one. */
-import { isRecord } from '../is-record.js';
+import { isRecord } from '../core/is-record.js';
 import { reject } from './errors.js';
 
 /**

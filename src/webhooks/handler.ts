@@ -4,7 +4,7 @@
  * speak Fetch (`.fetch`) and node:http (`.node`). Imported by nothing the verifier uses, so a bundle of
  * `verifyWebhook` alone leaves all of this out.
  */
-import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionNames } from '../invalid-option.js';
+import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
 import { bodyLimit, requestBody, type BodySource } from './body.js';
 import { handleOnce, toStore, type RunHandler, type WebhookDedupe, type WebhookHandlerContext } from './dedupe.js';
 import { WebhookVerificationError } from './errors.js';

@@ -3,7 +3,7 @@
  * whatever the framework hands over and parsed; the secrets it is keyed with; the HMAC contract each runtime
  * fills (crypto-web.ts, crypto-node.ts); lowercase hex, compared in constant time.
  */
-import { isRecord } from '../is-record.js';
+import { isRecord } from '../core/is-record.js';
 import { reject } from './errors.js';
 
 /**
@@ -156,15 +156,6 @@ export interface HmacBackend {
  */
 export function isPending<T>(value: T): value is Extract<T, PromiseLike<unknown>> {
   return typeof (value as { then?: unknown }).then === 'function';
-}
-
-// Lowercase hex for HMAC-SHA256 values, without `Buffer` (Web standards only).
-
-/** Lowercase hex of any bytes (for `signWebhook`). */
-export function encodeHex(bytes: Uint8Array): string {
-  let hex = '';
-  for (const byte of bytes) hex += (byte < 16 ? '0' : '') + byte.toString(16);
-  return hex;
 }
 
 /** Char code of the lowercase hex digit of `nibble` (0–15), without a branch on the (secret) value. */

@@ -3,12 +3,12 @@
  * `verifyWebhookRequest` and `createWebhookHandler`, and `signWebhook`. Shared by both runtimes: the entry file
  * passes the HMAC backend in.
  */
-import { integerOption, invalidOption } from '../invalid-option.js';
+import { toHex } from '../core/bytes.js';
+import { integerOption, invalidOption } from '../core/invalid-option.js';
 import { bodyText, requestBody, toRawBody, type BodySource, type WebhookBody } from './body.js';
 import { reject } from './errors.js';
 import { toWebhookEvent, type WebhookEvent } from './event.js';
 import {
-  encodeHex,
   isPending,
   parseSignatureHeader,
   readSignatureHeader,
@@ -160,5 +160,5 @@ export async function signWith(backend: HmacBackend, options: SignWebhookOptions
   const timestamp = options.timestamp;
   const t = typeof timestamp === 'number' ? timestamp : seconds(timestamp);
   if (!Number.isSafeInteger(t) || t < 0) invalidOption('timestamp', 'must be a Date or whole Unix seconds ≥ 0.');
-  return `t=${t},v1=${encodeHex(new Uint8Array(await backend.hmac(secret, `${t}.`, body)))}`;
+  return `t=${t},v1=${toHex(new Uint8Array(await backend.hmac(secret, `${t}.`, body)))}`;
 }

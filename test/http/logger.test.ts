@@ -3,7 +3,7 @@ import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PostSched, type Logger } from '@postsched/sdk';
-import { redact } from '../../src/scrub.js';
+import { redact } from '../../src/core/scrub.js';
 import { BASE, FakeTokenProvider, wirePost } from '../helpers.js';
 
 const server = setupServer();

@@ -53,7 +53,7 @@ describe('User-Agent and appInfo', () => {
 
 describe('User-Agent by runtime', () => {
   it('sends none in a browser page or a browser worker (no document there), and the SDK alone elsewhere', async () => {
-    const { userAgent } = await import('../../src/http/user-agent.js');
+    const { userAgent } = await import('../../src/core/user-agent.js');
     const { vi } = await import('vitest');
     const browser = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';
     const seen: Array<string | undefined> = [];

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
+import { ValidationError } from '../../src/core/errors.js';
 import { memoryDedupe, type WebhookClaimContext, type WebhookDedupeStore } from '../../src/webhooks/dedupe.js';
 import { NOW, SECRET, T, backends, header } from './backends.js';
 

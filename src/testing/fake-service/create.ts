@@ -3,6 +3,7 @@
  * out) serves three ways: called directly, through msw (`mswHandlers`), or on 127.0.0.1 (`listen`).
  */
 import { toTokenSet } from '../../oauth/normalize.js';
+import { WEBHOOK_EVENT_TYPES } from '../../webhooks/event.js';
 import type { TokenSet } from '../../oauth/types.js';
 import { type FakeClock, Scheduler } from './clock.js';
 import type { Context, FakeStats } from './context.js';
@@ -17,12 +18,12 @@ import { getAccount, listAccounts } from './routes-accounts.js';
 import { uploadMedia } from './routes-media.js';
 import { createPost, deletePost, getAnalytics, getPost, listPosts, updatePost } from './routes-posts.js';
 import {
-  type ConsentMode, type FakeAccount, type FakePost, type RegisteredApp, State, type StoredMedia, WEBHOOK_EVENT_TYPES,
+  type ConsentMode, type FakeAccount, type FakePost, type RegisteredApp, State, type StoredMedia,
   type WebhookEndpoint,
 } from './state.js';
 import { type WebhookDelivery, WebhookDispatcher } from './webhooks-delivery.js';
 import { type AnswerShape, answerShaper, WIRE_PROFILES } from './wire-profile.js';
-import { checkOptions, optionNames } from '../../invalid-option.js';
+import { checkOptions, optionNames } from '../../core/invalid-option.js';
 
 // `answer` names what a resource route answers, for the wire profiles (wire-profile.ts); OAuth answers follow
 // RFC 6749 whatever the profile.

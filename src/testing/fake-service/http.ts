@@ -2,7 +2,8 @@
  * Small HTTP helpers shared by the fake's routes: ids, JSON and error answers in the wire format,
  * and the error type a route throws to answer early.
  */
-import { readStream } from '../../buffer-response.js';
+import { readStream } from '../../core/buffer-response.js';
+import { toBase64Url } from '../../core/bytes.js';
 
 const encoder = new TextEncoder();
 
@@ -12,11 +13,7 @@ export function randomId(prefix: string, bytes = 12): string {
 }
 
 /** RFC 4648 §5 base64url without padding. */
-export function base64url(bytes: Uint8Array): string {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
+export const base64url = toBase64Url;
 
 /** BASE64URL(SHA-256(ASCII(value))), the S256 transform of RFC 7636 §4.2. */
 export async function s256(value: string): Promise<string> {

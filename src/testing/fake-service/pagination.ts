@@ -3,6 +3,7 @@
  * `{ data, next_cursor }` out. A cursor names the last item returned, so items created meanwhile do not
  * shift pages; it also records the filter it was made for, and refuses to serve another one.
  */
+import { fromBase64 } from '../../core/bytes.js';
 import { base64url, invalid } from './http.js';
 
 export interface Page<T> {
@@ -16,8 +17,9 @@ function encodeCursor(after: string, filter: string): string {
 
 function decodeCursor(cursor: string): { after: string; filter: string } | undefined {
   try {
-    const text = atob(cursor.replace(/-/g, '+').replace(/_/g, '/'));
-    const value: unknown = JSON.parse(new TextDecoder().decode(Uint8Array.from(text, (c) => c.charCodeAt(0))));
+    const bytes = fromBase64(cursor);
+    if (bytes === undefined) return undefined;
+    const value: unknown = JSON.parse(new TextDecoder().decode(bytes));
     if (typeof value !== 'object' || value === null) return undefined;
     const { after, filter } = value as Record<string, unknown>;
     return typeof after === 'string' && typeof filter === 'string' ? { after, filter } : undefined;

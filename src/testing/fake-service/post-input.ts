@@ -2,12 +2,12 @@
  * Validation of the body of `POST /posts` and `PATCH /posts/{id}`: each problem is a 422 naming the field
  * (wire contract). Unknown fields are kept and echoed back, as the assumptions say clients may send them.
  */
+import { parseDateTime } from '../../core/date-time.js';
 import type { Context } from './context.js';
 import { invalid } from './http.js';
 import type { FakePost } from './state.js';
 
 /** RFC 3339 date-time with an explicit offset (ISO 8601 profile used by the wire contract). */
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
 const READ_ONLY = ['id', 'status', 'created_at', 'published_at'];
 const MAX_TEXT = 10_000;
 
@@ -32,11 +32,10 @@ export function validatePostInput(ctx: Context, body: Record<string, unknown>, c
   }
   if (creating || 'publish_at' in body) {
     const at = body.publish_at;
-    if (typeof at !== 'string' || !DATE_TIME.test(at) || Number.isNaN(Date.parse(at))) {
-      invalid('publish_at', 'must be an ISO 8601 date-time with a time zone, like 2030-01-01T09:00:00Z.');
-    }
-    if (Date.parse(at) <= ctx.clock.now()) invalid('publish_at', 'must be in the future.');
-    changes.publish_at = new Date(at).toISOString();
+    const instant = typeof at === 'string' ? parseDateTime(at, true) : undefined;
+    if (instant === undefined) invalid('publish_at', 'must be an ISO 8601 date-time with a time zone, like 2030-01-01T09:00:00Z.');
+    if (instant <= ctx.clock.now()) invalid('publish_at', 'must be in the future.');
+    changes.publish_at = new Date(instant).toISOString();
   }
   if ('text' in body && body.text !== null) {
     if (typeof body.text !== 'string') invalid('text', 'must be a string.');

@@ -108,14 +108,6 @@ export interface WebhookEndpoint {
 /** The four events of spec section 6: the webhooks entry's type, so that the built types name one. */
 export type { WebhookEventType };
 
-/** Every event type, in the spec's order. */
-export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
-  'post.scheduled',
-  'post.published',
-  'post.failed',
-  'post.deleted',
-];
-
 /** One authorization: the family of every code and token that descends from one consent. */
 export interface Grant {
   id: string;

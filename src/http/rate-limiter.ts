@@ -5,9 +5,9 @@
  * blocks a key: a 429 / 503 with `Retry-After` (or `RateLimit-Reset`), or `RateLimit-Remaining: 0` with a reset.
  * A block is only ever extended. `RedisRateLimiter` (@postsched/sdk/redis) shares the blocks across processes.
  */
-import { optionalFunction } from './invalid-option.js';
-import { parseRateLimit } from './rate-limit.js';
-import { retryAfterMs } from './http/retry.js';
+import { optionalFunction } from '../core/invalid-option.js';
+import { parseRateLimit } from '../core/rate-limit.js';
+import { retryAfterMs } from './retry.js';
 
 /** What a key's limit is now (`users.rateLimit(userId)`, `client.rateLimit`). */
 export interface RateLimitState {

@@ -3,7 +3,7 @@
  * `appInfo` gives it (as stripe-node's `appInfo`). The service's operators can then tell which SDK and runtime a
  * request came from. A browser forbids scripts to set it, so there none is sent.
  */
-import { invalidOption } from '../invalid-option.js';
+import { invalidOption } from './invalid-option.js';
 
 declare const __SDK_VERSION__: string | undefined;
 

@@ -119,13 +119,21 @@ export function describeNetworkError(error: Error, secrets: Secrets = []): strin
   return code === undefined || message.includes(code) ? message : `${message} (${code})`;
 }
 
-/** The first `code` in the cause chain (`ECONNREFUSED`, `UND_ERR_SOCKET` …). */
-export function findCode(error: unknown, depth = 0): string | undefined {
+/** The first `code` in the cause chain (`ECONNREFUSED`, `UND_ERR_SOCKET` …; an AggregateError's from its first error). */
+export function findCode(error: unknown): string | undefined {
+  return walkCauses(error, (code) => (typeof code === 'string' ? code : undefined), ([first]) => first);
+}
+
+/**
+ * The one walk of an error's cause chain, at most 8 links deep: `at` reads each link's `code` and answers, or says
+ * `undefined` to go on; an `AggregateError`'s `errors` (happy eyeballs: one per address) are walked each, and `all`
+ * makes their answers one (or `undefined`: go on to `cause`).
+ */
+export function walkCauses<T>(error: unknown, at: (code: unknown) => T | undefined, all: (answers: Array<T | undefined>) => T | undefined, depth = 0): T | undefined {
   if (typeof error !== 'object' || error === null || depth > 8) return undefined;
   const { code, cause, errors } = error as { code?: unknown; cause?: unknown; errors?: unknown };
-  if (typeof code === 'string') return code;
-  if (Array.isArray(errors) && errors.length > 0) return findCode(errors[0], depth + 1);
-  return findCode(cause, depth + 1);
+  const answer = at(code) ?? (Array.isArray(errors) && errors.length > 0 ? all(errors.map((e) => walkCauses(e, at, all, depth + 1))) : undefined);
+  return answer ?? walkCauses(cause, at, all, depth + 1);
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
- * The one option check: every input check in the SDK throws the same `ValidationError`, whose message starts with
- * the option's name in backticks and whose `path` is that name; every numeric option, client-level and per call, is
+ * The one way to refuse input: every input check in the SDK throws the `ValidationError` made here (nothing else in
+ * src/ constructs one: scripts/check-kernel.mjs), whose message starts with the option's name in backticks and whose
+ * `path` is that name (`refusal` for input wrong as a whole); every numeric option, client-level and per call, is
  * checked by `integerOption` against its bounds; a per-call option the call does not take is refused by name.
  */
 import { ValidationError } from './errors.js';
@@ -10,6 +11,14 @@ export const MAX_TIMEOUT_MS = 2_147_483_647;
 
 /** The most retries a call may make. */
 export const MAX_RETRIES = 10;
+
+/**
+ * The `ValidationError` of input wrong as a whole, or of a message that is not "`name` problem" (thrown by the
+ * caller, or handed to a rejection); `message` says what is wrong and how to fix it.
+ */
+export function refusal(message: string, path: ReadonlyArray<string | number> = []): ValidationError {
+  return new ValidationError(message, path);
+}
 
 /** Throws `ValidationError("`name` problem", path)`; `problem` says what is wrong and how to fix it. */
 export function invalidOption(name: string, problem: string, path: ReadonlyArray<string | number> = [name]): never {
@@ -51,6 +60,15 @@ export function integerOption(value: unknown, name: string, fallback: number, mi
  * `checkOptions`.
  */
 export const optionNames = <T>(names: { [K in keyof Required<T>]: 0 }): readonly string[] => Object.keys(names);
+
+/**
+ * `checkOptions` for a constructor (`of`: "new PostSched()"), whose refusal of a missing options object says what it
+ * `needs`: "new PostSched() needs an options object: { baseUrl, auth }.".
+ */
+export function constructorOptions<T>(options: T, known: readonly string[] | undefined, of: string, needs: string): T {
+  if (typeof options !== 'object' || options === null) throw refusal(`${of} needs an options object: ${needs}.`);
+  return checkOptions(options, known, of);
+}
 
 /**
  * `options`, as a copy of its own enumerable properties (on a null prototype: an option set on `Object.prototype` is

@@ -7,9 +7,9 @@
  */
 import { acceptsWrite, copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet } from '../oauth/types.js';
-import { StoredTokensUnreadableError } from '../redis/errors.js';
-import type { TokenCipher } from '../redis/token-cipher.js';
-import { decodeTokens, encodeTokens } from '../redis/token-codec.js';
+import { StoredTokensUnreadableError } from './errors.js';
+import type { TokenCipher } from './token-cipher.js';
+import { decodeTokens, encodeTokens } from './token-codec.js';
 
 /** The value last read or written under a store's key (`null`: none), and its tokens. */
 export interface Seen {
