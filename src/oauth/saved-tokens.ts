@@ -50,6 +50,8 @@ export class SavedTokens {
   #seen: TokenSet | undefined;
   /** Set while another process held the lock since `#seen` was read: it may have replaced them. */
   #contested = false;
+  /** Refreshed tokens still being saved inside the store's lock after the call that refreshed gave up (see `landing`). */
+  #landing: Promise<void> | undefined;
 
   constructor(options: SavedTokensOptions) {
     this.#options = options;
@@ -107,8 +109,8 @@ export class SavedTokens {
   /**
    * Saves `pending` (store.set as a compare-and-set, then onTokens, both awaited), then hands its tokens out; a refused
    * write means the store moved on: its tokens are used. `inLock`: a save whose outcome is unknown is tried again for up
-   * to `storeTimeoutMs` before the lock is given up (no other process refreshes from the store while the newest tokens
-   * are unsaved), and the store is read again `RECHECK_AFTER_MS` later.
+   * to `storeTimeoutMs`, then fails, and goes on being tried while the lock is held (`landing`): no other process
+   * refreshes from the store while the newest tokens are unsaved. The store is read again `RECHECK_AFTER_MS` later.
    */
   async save(pending: Pending, { inLock = false }: { inLock?: boolean } = {}): Promise<TokenSet> {
     if (!(await this.#write(pending, { inLock }))) return this.use(await this.current({ refused: 1 }));
@@ -162,6 +164,17 @@ export class SavedTokens {
     await this.#call('set', () => store.markReauthorizationRequired!(error.reason, refused), refused).catch(noop);
   }
 
+  /**
+   * Inside the store's lock, once a refresh's save failed past `storeTimeoutMs`: settles when its tokens are in the store
+   * (or the store moved past them). The lock is held, and its lease extended, until then: another process would
+   * otherwise read the refresh token they replace and refresh with it, which the service refuses (the user must sign
+   * in again). Each try is bounded by `storeTimeoutMs`, a second apart at most; a process that dies stops extending the
+   * lease, which then expires. The next call of this manager finishes the save (`settlePending`: onTokens).
+   */
+  get landing(): Promise<void> | undefined {
+    return this.#landing;
+  }
+
   /** Makes `tokens`, which the store holds, the ones handed out (see `FreshToken.hold`). */
   use(tokens: TokenSet, options?: HoldOptions): TokenSet {
     this.#see(tokens);
@@ -196,7 +209,10 @@ export class SavedTokens {
     throw new TokenStoreError('get', new Error('the store lost the tokens while another process was refreshing them; that process writes its tokens back: try again'));
   }
 
-  /** `store.set` as a compare-and-set; `false` when the store refused it. A failure leaves the tokens pending. */
+  /**
+   * `store.set` as a compare-and-set; `false` when the store refused it. A failure leaves the tokens pending; `inLock`,
+   * tries again for up to `storeTimeoutMs`, then fails, and goes on trying while the lock is held (`landing`).
+   */
   async #write(pending: Pending, { inLock = false }: { inLock?: boolean } = {}): Promise<boolean> {
     const { tokens, expected } = pending;
     const deadline = Date.now() + this.#options.storeTimeoutMs;
@@ -206,17 +222,37 @@ export class SavedTokens {
         written = await this.#call('set', () => this.#options.store.set(tokens, { expectedRefreshToken: expected }), tokens);
         break;
       } catch (error) {
-        const wait = Math.min(1_000, 25 * 2 ** attempt);
-        if (!inLock || Date.now() + wait >= deadline) {
-          this.#pending = pending; // the write may still land: settled by re-reading before anything else is written
-          throw error;
+        if (inLock && Date.now() + retryWait(attempt) < deadline) {
+          await sleep(retryWait(attempt));
+          continue;
         }
-        await new Promise((resolve) => setTimeout(resolve, wait));
+        this.#pending = pending; // the write may still land: settled by re-reading before anything else is written
+        if (inLock) {
+          const landing = this.#keepWriting(pending, attempt + 1).finally(() => {
+            if (this.#landing === landing) this.#landing = undefined;
+          });
+          this.#landing = landing;
+        }
+        throw error;
       }
     }
     if (written === false) return false;
     this.#see(tokens);
     return true;
+  }
+
+  /** `landing`: the write of `pending` tried again until it lands or the store refuses it (moved past it). */
+  async #keepWriting(pending: Pending, attempt: number): Promise<void> {
+    const { tokens, expected } = pending;
+    for (; ; attempt++) {
+      await sleep(retryWait(attempt));
+      // Landed (the next call reads it and finishes with onTokens), or refused: done either way.
+      const answered = await this.#call('set', () => this.#options.store.set(tokens, { expectedRefreshToken: expected }), tokens).then(
+        () => true,
+        () => false,
+      );
+      if (answered) return;
+    }
   }
 
   /** onTokens for tokens the store holds; a failure leaves them pending (the call is made again first thing). */
@@ -261,6 +297,15 @@ export class SavedTokens {
       throw new TokenStoreError(operation, error, known);
     }
   }
+}
+
+/** The wait before try `attempt + 1` of a save: 25 ms, doubling, at most 1 s. */
+function retryWait(attempt: number): number {
+  return Math.min(1_000, 25 * 2 ** attempt);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function noop(): void {}
