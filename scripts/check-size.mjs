@@ -129,8 +129,10 @@ const CEILINGS = {
   // token-set module: +0.47 KB main, +0.44 KB server app (32.23 → 32.70, 30.26 → 30.70 measured on main): the links
   // between the parts and their public-to-each-other method names, which the minifier keeps. Module functions over
   // private state would minify like the one class did; not done yet (issue 28 stays open on its size targets).
-  'whole main entry (export *)': 32.73 * KB,
-  'server app: { OAuthClient, TokenManager, PostSched }': 30.73 * KB,
+  // Issue 29 (no rotation lost when the store is slow): 32.81 KB main, 30.80 KB server app measured, over the ceilings
+  // above by 0.08 / 0.07 KB: a refresh whose save fails past storeTimeoutMs keeps the store's lock until it lands.
+  'whole main entry (export *)': 32.83 * KB,
+  'server app: { OAuthClient, TokenManager, PostSched }': 30.82 * KB,
   'webhook verifier alone: { verifyWebhook }': 2.64 * KB,
 };
 const rows = [

@@ -213,46 +213,32 @@ export class SavedTokens {
    * `store.set` as a compare-and-set; `false` when the store refused it. A failure leaves the tokens pending; `inLock`,
    * tries again for up to `storeTimeoutMs`, then fails, and goes on trying while the lock is held (`landing`).
    */
-  async #write(pending: Pending, { inLock = false }: { inLock?: boolean } = {}): Promise<boolean> {
+  async #write(pending: Pending, { inLock = false, untilLanded = false }: { inLock?: boolean; untilLanded?: boolean } = {}): Promise<boolean> {
     const { tokens, expected } = pending;
-    const deadline = Date.now() + this.#options.storeTimeoutMs;
+    const deadline = untilLanded ? Infinity : Date.now() + this.#options.storeTimeoutMs;
     let written: void | boolean;
     for (let attempt = 0; ; attempt++) {
       try {
         written = await this.#call('set', () => this.#options.store.set(tokens, { expectedRefreshToken: expected }), tokens);
         break;
       } catch (error) {
-        if (inLock && Date.now() + retryWait(attempt) < deadline) {
-          await sleep(retryWait(attempt));
-          continue;
+        const wait = Math.min(1_000, 25 * 2 ** attempt);
+        if (!inLock || Date.now() + wait >= deadline) {
+          this.#pending = pending; // the write may still land: settled by re-reading before anything else is written
+          if (inLock) {
+            const landing = this.#write(pending, { inLock, untilLanded: true }).then(noop, noop).finally(() => {
+              if (this.#landing === landing) this.#landing = undefined;
+            });
+            this.#landing = landing;
+          }
+          throw error;
         }
-        this.#pending = pending; // the write may still land: settled by re-reading before anything else is written
-        if (inLock) {
-          const landing = this.#keepWriting(pending, attempt + 1).finally(() => {
-            if (this.#landing === landing) this.#landing = undefined;
-          });
-          this.#landing = landing;
-        }
-        throw error;
+        await new Promise((resolve) => setTimeout(resolve, wait));
       }
     }
     if (written === false) return false;
     this.#see(tokens);
     return true;
-  }
-
-  /** `landing`: the write of `pending` tried again until it lands or the store refuses it (moved past it). */
-  async #keepWriting(pending: Pending, attempt: number): Promise<void> {
-    const { tokens, expected } = pending;
-    for (; ; attempt++) {
-      await sleep(retryWait(attempt));
-      // Landed (the next call reads it and finishes with onTokens), or refused: done either way.
-      const answered = await this.#call('set', () => this.#options.store.set(tokens, { expectedRefreshToken: expected }), tokens).then(
-        () => true,
-        () => false,
-      );
-      if (answered) return;
-    }
   }
 
   /** onTokens for tokens the store holds; a failure leaves them pending (the call is made again first thing). */
@@ -297,15 +283,6 @@ export class SavedTokens {
       throw new TokenStoreError(operation, error, known);
     }
   }
-}
-
-/** The wait before try `attempt + 1` of a save: 25 ms, doubling, at most 1 s. */
-function retryWait(attempt: number): number {
-  return Math.min(1_000, 25 * 2 ** attempt);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function noop(): void {}
