@@ -9,7 +9,7 @@
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Fleet, refreshesReach, type RoundTotals, stallHoldersSave, startFleet, total } from '../redis/fleet/fleet-rig.js';
+import { type Fleet, refreshAndStall, refreshesReach, type RoundTotals, stallHoldersSave, startFleet, total } from '../redis/fleet/fleet-rig.js';
 import { type PostgresServer, startPostgresServer } from './postgres-server.js';
 
 let server: PostgresServer | undefined;
@@ -137,6 +137,31 @@ describe('PostgreSQL faults under a fleet of 4 processes', () => {
     expect(stalled.waited).toBe(3);
     expect(stalled.others).toEqual({ succeeded: 3, failures: {}, refreshesSent: 0, replacedSent: 0, refusedSent: 0 });
     expect(stalled.after).toMatchObject({ failures: {}, refusedSent: 0 });
+  });
+
+  it("a process killed while it keeps the row's lock for a stalled save: the lease expires, the other processes are not blocked", { timeout: 120_000 }, async () => {
+    const f = await fleetOf(5, { storeTimeoutMs: 2_000 });
+    expect(await f.round()).toMatchObject({ succeeded: 20, failures: {}, refreshesSent: 5 });
+
+    const held = await refreshAndStall(f);
+    const [holder, ...others] = f.workers;
+    await holder!.kill(); // SIGKILL: its lease is no longer extended, nor released
+    const rounds = await Promise.all(
+      others.map((w) => {
+        w.send({ type: 'round', users: [0], concurrency: 1, force: true });
+        return w.next('round-done');
+      }),
+    );
+    const othersRound = total(...rounds);
+    const lease = (await f.pool!.query('SELECT lock_owner IS NOT NULL AND lock_expires_at > now() AS held FROM postsched_tokens WHERE key = $1', [f.keys[0]])).rows[0];
+    console.log('A holder killed while keeping the lock for a stalled save:', JSON.stringify({ held, others: othersRound }));
+    expect(held).toMatchObject({ failures: { TokenStoreError: 1 }, refreshesSent: 1 });
+    // The lease expired after lockTtlMs: each of the others got the lock (and, the rotation having died with the
+    // process that held it, the service refused the refresh token it replaced): none of them failed on the lock.
+    expect(othersRound.succeeded + Object.values(othersRound.failures).reduce((a, b) => a + b, 0)).toBe(3);
+    expect(Object.keys(othersRound.failures).filter((name) => TYPED.includes(name))).toEqual([]);
+    expect(othersRound.refreshesSent).toBeGreaterThan(0);
+    expect(lease).toEqual({ held: false });
   });
 
   it('a pool exhausted (one connection, stuck behind a row lock): the other calls fail typed past the bound, the next round succeeds', { timeout: 120_000 }, async () => {

@@ -203,6 +203,14 @@ export interface StalledSave {
   after: RoundTotals;
 }
 
+/** Process 0 refreshes user 0 (a 401) and its save of the answer stalls: its call fails past `storeTimeoutMs`. */
+export async function refreshAndStall(f: Fleet): Promise<RoundTotals> {
+  const holder = f.workers[0]!;
+  holder.send({ type: 'stall-saves' });
+  holder.send({ type: 'round', users: [0], concurrency: 1, force: true });
+  return total(await holder.next('round-done'));
+}
+
 /**
  * User 0's token is refused (a 401) in process 0, which refreshes it (the service rotates its refresh token) and whose
  * save of the answer then stalls, unanswered, past the manager's `storeTimeoutMs`: process 0's call fails. Only then
@@ -211,9 +219,7 @@ export interface StalledSave {
  */
 export async function stallHoldersSave(f: Fleet): Promise<StalledSave> {
   const [holder, ...others] = f.workers;
-  holder!.send({ type: 'stall-saves' });
-  holder!.send({ type: 'round', users: [0], concurrency: 1, force: true });
-  const held = await holder!.next('round-done');
+  const held = await refreshAndStall(f);
   const done = others.map((w) => {
     w.send({ type: 'round', users: [0], concurrency: 1, force: true, tell: true });
     return w.next('round-done');
@@ -229,5 +235,5 @@ export async function stallHoldersSave(f: Fleet): Promise<StalledSave> {
   holder!.send({ type: 'unstall' });
   const rounds = await Promise.all(done);
   const after = await f.round({ force: true, only: [0] });
-  return { holder: total(held), others: total(...rounds), waited, after };
+  return { holder: held, others: total(...rounds), waited, after };
 }
