@@ -155,8 +155,11 @@ const CEILINGS = {
   // the rate limiter): ceilings 31.86 / 29.85 KB.
   // With the kernel folder (src/core: the one time race with its abort signal, the strict date reader): main entry
   // 31.83 → 31.88 KB, server app 29.82 → 29.94 KB: ceilings 31.91 / 29.97 KB.
-  'whole main entry (export *)': 31.91 * KB,
-  'server app: { OAuthClient, TokenManager, PostSched }': 29.97 * KB,
+  // Issue 29 (no rotation lost when the store is slow): 32.81 KB main, 30.80 KB server app measured, over the ceilings
+  // above by 0.08 / 0.07 KB: a refresh whose save fails past storeTimeoutMs keeps the store's lock until it lands.
+  // All merged (the cuts, the first-hour messages, the rate limiter, the kernel, the kept lock): 32.00 / 30.05 KB.
+  'whole main entry (export *)': 32.03 * KB,
+  'server app: { OAuthClient, TokenManager, PostSched }': 30.08 * KB,
   'webhook verifier alone: { verifyWebhook }': 2.64 * KB,
 };
 const rows = [

@@ -153,11 +153,12 @@ export class RefreshCoordinator {
    * `run` inside the store's lock: another process holding it may be refreshing right now. Waiting for the lock is
    * bounded by `lockTimeoutMs`; a lock granted after the manager gave up runs nothing. Once `run` is done, the lock's
    * own settling (its release) is awaited at most `storeTimeoutMs`: `run`'s outcome then stands, so a store whose
-   * release hangs cannot hang this manager. `whileWaiting` goes to the store (see `TokenStoreLockOptions`): a store
-   * that watches its tokens ends the wait with the holder's result.
+   * release hangs cannot hang this manager. A refresh whose save failed keeps the lock until the save lands
+   * (`SavedTokens.landing`), and its outcome (the error) is returned at once. `whileWaiting` goes to the store (see
+   * `TokenStoreLockOptions`): a store that watches its tokens ends the wait with the holder's result.
    */
   async #withLock(run: () => Promise<TokenSet>, whileWaiting: (stored: TokenSet | undefined) => TokenSet | undefined): Promise<TokenSet> {
-    const { store, lockTimeoutMs, storeTimeoutMs } = this.#options;
+    const { store, saved, lockTimeoutMs, storeTimeoutMs } = this.#options;
     let abandoned = false;
     let outcome: Promise<TokenSet> | undefined;
     let started!: () => void;
@@ -166,7 +167,12 @@ export class RefreshCoordinator {
       async () => {
         if (abandoned) throw new TokenStoreError('lock', new Error('the lock was granted after the manager gave up waiting'));
         started();
-        return (outcome = run());
+        const ran = (outcome = run());
+        await ran.then(noop, noop);
+        // Refreshed tokens not saved yet: no other process may refresh from the store (with the refresh token they
+        // replace) until they are in it. The lock is held, and extended, until then.
+        await saved.landing;
+        return ran;
       },
       { whileWaiting: (stored) => (abandoned ? undefined : whileWaiting(stored)) },
     ).catch((error: unknown) => {
@@ -181,6 +187,10 @@ export class RefreshCoordinator {
     // `run` is done: its outcome stands once the lock settles, or `storeTimeoutMs` later (no error: `hung` says which).
     const ran = outcome;
     await ran.then(noop, noop);
+    if (saved.landing !== undefined) {
+      locked.catch(noop); // settles with `ran`'s outcome once the save lands
+      return ran;
+    }
     const hung = new Error();
     return timeBound(() => locked, storeTimeoutMs, () => hung).catch((error: unknown) => {
       if (error !== hung) throw error;

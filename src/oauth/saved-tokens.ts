@@ -49,6 +49,8 @@ export class SavedTokens {
   #seen: TokenSet | undefined;
   /** Set while another process held the lock since `#seen` was read: it may have replaced them. */
   #contested = false;
+  /** Refreshed tokens still being saved inside the store's lock after the call that refreshed gave up (see `landing`). */
+  #landing: Promise<void> | undefined;
 
   constructor(options: SavedTokensOptions) {
     this.#options = options;
@@ -106,8 +108,8 @@ export class SavedTokens {
   /**
    * Saves `pending` (store.set as a compare-and-set, then onTokens, both awaited), then hands its tokens out; a refused
    * write means the store moved on: its tokens are used. `inLock`: a save whose outcome is unknown is tried again for up
-   * to `storeTimeoutMs` before the lock is given up (no other process refreshes from the store while the newest tokens
-   * are unsaved), and the store is read again `RECHECK_AFTER_MS` later.
+   * to `storeTimeoutMs`, then fails, and goes on being tried while the lock is held (`landing`): no other process
+   * refreshes from the store while the newest tokens are unsaved. The store is read again `RECHECK_AFTER_MS` later.
    */
   async save(pending: Pending, { inLock = false }: { inLock?: boolean } = {}): Promise<TokenSet> {
     if (!(await this.#write(pending, { inLock }))) return this.use(await this.current({ refused: 1 }));
@@ -161,6 +163,17 @@ export class SavedTokens {
     await this.#call('set', () => store.markReauthorizationRequired!(error.reason, refused), refused).catch(noop);
   }
 
+  /**
+   * Inside the store's lock, once a refresh's save failed past `storeTimeoutMs`: settles when its tokens are in the store
+   * (or the store moved past them). The lock is held, and its lease extended, until then: another process would
+   * otherwise read the refresh token they replace and refresh with it, which the service refuses (the user must sign
+   * in again). Each try is bounded by `storeTimeoutMs`, a second apart at most; a process that dies stops extending the
+   * lease, which then expires. The next call of this manager finishes the save (`settlePending`: onTokens).
+   */
+  get landing(): Promise<void> | undefined {
+    return this.#landing;
+  }
+
   /** Makes `tokens`, which the store holds, the ones handed out (see `FreshToken.hold`). */
   use(tokens: TokenSet, options?: HoldOptions): TokenSet {
     this.#see(tokens);
@@ -195,10 +208,13 @@ export class SavedTokens {
     throw new TokenStoreError('get', new Error('the store lost the tokens while another process was refreshing them; that process writes its tokens back: try again'));
   }
 
-  /** `store.set` as a compare-and-set; `false` when the store refused it. A failure leaves the tokens pending. */
-  async #write(pending: Pending, { inLock = false }: { inLock?: boolean } = {}): Promise<boolean> {
+  /**
+   * `store.set` as a compare-and-set; `false` when the store refused it. A failure leaves the tokens pending; `inLock`,
+   * tries again for up to `storeTimeoutMs`, then fails, and goes on trying while the lock is held (`landing`).
+   */
+  async #write(pending: Pending, { inLock = false, untilLanded = false }: { inLock?: boolean; untilLanded?: boolean } = {}): Promise<boolean> {
     const { tokens, expected } = pending;
-    const deadline = Date.now() + this.#options.storeTimeoutMs;
+    const deadline = untilLanded ? Infinity : Date.now() + this.#options.storeTimeoutMs;
     let written: void | boolean;
     for (let attempt = 0; ; attempt++) {
       try {
@@ -208,6 +224,12 @@ export class SavedTokens {
         const wait = Math.min(1_000, 25 * 2 ** attempt);
         if (!inLock || Date.now() + wait >= deadline) {
           this.#pending = pending; // the write may still land: settled by re-reading before anything else is written
+          if (inLock) {
+            const landing = this.#write(pending, { inLock, untilLanded: true }).then(noop, noop).finally(() => {
+              if (this.#landing === landing) this.#landing = undefined;
+            });
+            this.#landing = landing;
+          }
           throw error;
         }
         await sleep(wait);

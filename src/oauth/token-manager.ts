@@ -48,8 +48,9 @@ export interface TokenManagerOptions {
    * Also the longest wait for `store.lock` to settle (release its lock) once the refresh inside it is done: the
    * refresh's outcome then stands.
    * A `set` that timed out may still land: it is settled by re-reading the store before anything else is written;
-   * inside the store's lock, a save of refreshed tokens is tried again for up to this long before the lock is given
-   * up. Default 10 000.
+   * inside the store's lock, a save of refreshed tokens is tried again for up to this long before the call fails, and
+   * then on, the lock kept, until it lands (no other process refreshes with the refresh token it replaced). Default
+   * 10 000.
    */
   storeTimeoutMs?: number;
   /**

@@ -9,7 +9,7 @@
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Fleet, refreshesReach, type RoundTotals, startFleet, total } from '../redis/fleet/fleet-rig.js';
+import { type Fleet, refreshAndStall, refreshesReach, type RoundTotals, stallHoldersSave, startFleet, total } from '../redis/fleet/fleet-rig.js';
 import { type PostgresServer, startPostgresServer } from './postgres-server.js';
 
 let server: PostgresServer | undefined;
@@ -30,9 +30,9 @@ const STATEMENT_TIMEOUT_MS = 4_000;
 const LOCK_TTL_MS = 15_000;
 const TYPED = ['PostgresTokenStoreError', 'TokenStoreError'];
 
-async function fleetOf(users: number, options: { poolSize?: number } = {}): Promise<Fleet> {
+async function fleetOf(users: number, { storeTimeoutMs, ...options }: { poolSize?: number; storeTimeoutMs?: number } = {}): Promise<Fleet> {
   server = await startPostgresServer();
-  fleet = await startFleet({ redis: { kind: 'postgres', url: server.url, ...options }, users, commandTimeoutMs: STATEMENT_TIMEOUT_MS, lockTtlMs: LOCK_TTL_MS });
+  fleet = await startFleet({ redis: { kind: 'postgres', url: server.url, ...options }, users, commandTimeoutMs: STATEMENT_TIMEOUT_MS, lockTtlMs: LOCK_TTL_MS, storeTimeoutMs });
   return fleet;
 }
 
@@ -48,7 +48,7 @@ describe('PostgreSQL faults under a fleet of 4 processes', () => {
     async (mode) => {
       const f = await fleetOf(50);
       const first = await f.round();
-      expect(first).toEqual({ succeeded: 200, failures: {}, refreshesSent: 50, replacedSent: 0 });
+      expect(first).toEqual({ succeeded: 200, failures: {}, refreshesSent: 50, replacedSent: 0, refusedSent: 0 });
 
       // Every token refused at once; PostgreSQL restarts once a fifth of the users were refreshed again.
       const during = f.round({ force: true, concurrency: 5 });
@@ -118,6 +118,50 @@ describe('PostgreSQL faults under a fleet of 4 processes', () => {
     expect(all.replacedSent).toBe(0);
     expect(after.failures).toEqual({});
     expect(await f.loggedOut()).toBe(0);
+  });
+
+  it("a save stalled past the manager's storeTimeoutMs (an overloaded pool): the holder keeps the row's lock until the save lands, no process refreshes the rotated-out refresh token, nobody is logged out", { timeout: 120_000 }, async () => {
+    // The manager's bound below the statements': the save stalls past it with every statement still answering.
+    const f = await fleetOf(5, { storeTimeoutMs: 2_000 });
+    expect(await f.round()).toMatchObject({ succeeded: 20, failures: {}, refreshesSent: 5 });
+
+    const stalled = await stallHoldersSave(f);
+    const loggedOut = await f.loggedOut();
+    console.log("A save stalled past storeTimeoutMs:", JSON.stringify({ ...stalled, loggedOut }));
+    // No refresh with the refresh token the holder's refresh replaced, nobody logged out.
+    expect(total(stalled.holder, stalled.others, stalled.after).refusedSent).toBe(0);
+    expect(loggedOut).toBe(0);
+    // The call that refreshed fails, typed, past its bound; its rotation is not lost.
+    expect(stalled.holder).toMatchObject({ succeeded: 0, failures: { TokenStoreError: 1 }, refreshesSent: 1 });
+    // The others waited for the holder's lock and got its tokens once its save landed.
+    expect(stalled.waited).toBe(3);
+    expect(stalled.others).toEqual({ succeeded: 3, failures: {}, refreshesSent: 0, replacedSent: 0, refusedSent: 0 });
+    expect(stalled.after).toMatchObject({ failures: {}, refusedSent: 0 });
+  });
+
+  it("a process killed while it keeps the row's lock for a stalled save: the lease expires, the other processes are not blocked", { timeout: 120_000 }, async () => {
+    const f = await fleetOf(5, { storeTimeoutMs: 2_000 });
+    expect(await f.round()).toMatchObject({ succeeded: 20, failures: {}, refreshesSent: 5 });
+
+    const held = await refreshAndStall(f);
+    const [holder, ...others] = f.workers;
+    await holder!.kill(); // SIGKILL: its lease is no longer extended, nor released
+    const rounds = await Promise.all(
+      others.map((w) => {
+        w.send({ type: 'round', users: [0], concurrency: 1, force: true });
+        return w.next('round-done');
+      }),
+    );
+    const othersRound = total(...rounds);
+    const lease = (await f.pool!.query('SELECT lock_owner IS NOT NULL AND lock_expires_at > now() AS held FROM postsched_tokens WHERE key = $1', [f.keys[0]])).rows[0];
+    console.log('A holder killed while keeping the lock for a stalled save:', JSON.stringify({ held, others: othersRound }));
+    expect(held).toMatchObject({ failures: { TokenStoreError: 1 }, refreshesSent: 1 });
+    // The lease expired after lockTtlMs: each of the others got the lock (and, the rotation having died with the
+    // process that held it, the service refused the refresh token it replaced): none of them failed on the lock.
+    expect(othersRound.succeeded + Object.values(othersRound.failures).reduce((a, b) => a + b, 0)).toBe(3);
+    expect(Object.keys(othersRound.failures).filter((name) => TYPED.includes(name))).toEqual([]);
+    expect(othersRound.refreshesSent).toBeGreaterThan(0);
+    expect(lease).toEqual({ held: false });
   });
 
   it('a pool exhausted (one connection, stuck behind a row lock): the other calls fail typed past the bound, the next round succeeds', { timeout: 120_000 }, async () => {

@@ -1,12 +1,15 @@
 /**
  * Issue 29, part 2, the PostgreSQL half: PostgresTokenStore with a keyring, and `rotateTokenEncryption` from
  * `@postsched/sdk/postgres` paging through the token table and rewriting each value under an older key by
- * compare-and-set. Against a real PostgreSQL server (started for this file). Counted, never timed.
+ * compare-and-set; then the whole rotation under traffic (three app instances, each with its own pool, deployed one
+ * after the other with each step's keyring while their users refresh). Against a real PostgreSQL server (started for
+ * this file). Counted, never timed: users logged out, calls failed, values left under the old key.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TokenSet, ValidationError } from '@postsched/sdk';
+import { OAuthClient, ReauthorizationRequiredError, type TokenSet, UserClients, ValidationError } from '@postsched/sdk';
 import { createTokenTable, type EncryptionKey, PostgresTokenStore, PostgresTokenStoreError, rotateTokenEncryption } from '@postsched/sdk/postgres';
+import { createFakeService } from '@postsched/sdk/testing';
 import { type PostgresServer, startPostgresServer } from './postgres-server.js';
 
 const K1 = Buffer.alloc(32, 1).toString('base64');
@@ -114,5 +117,112 @@ describe('rotateTokenEncryption (PostgreSQL)', () => {
     expect(error).toBeInstanceOf(PostgresTokenStoreError);
     expect(error).toMatchObject({ code: 'unavailable', sqlState: '42P01', table: 'no_such_table' });
     expect((error as Error).message).not.toContain(K1);
+  });
+});
+
+describe('a rotation k1 → k2 under traffic (PostgreSQL): three app instances, each with its own pool, deployed one after the other at each step', () => {
+  const APP = { clientId: 'app_rotation', clientSecret: 'secret_rotation_1234', redirectUris: ['http://127.0.0.1/callback'] };
+  const USERS = 30;
+  /** Users 0–14 call all along; 15–29 are idle: nothing writes them before rotateTokenEncryption. */
+  const ACTIVE = 15;
+
+  it('logs out nobody, and leaves every value readable under k2 alone once k1 is removed', { timeout: 120_000 }, async () => {
+    const table = await newTable();
+    const fake = createFakeService({ apps: [APP], refreshTokenReuse: 'revoke-grant' });
+    const baseUrl = (await fake.listen()).url;
+    const oauth = new OAuthClient({ baseUrl, clientId: APP.clientId, clientSecret: APP.clientSecret, redirectUri: APP.redirectUris[0]! });
+    const userIds = Array.from({ length: USERS }, (_, i) => `user_${i}`);
+    for (const id of userIds) await store(table, id, K1).set(fake.issueTokenSet({ clientId: APP.clientId })); // stored by today's code
+
+    /** An app instance: as a process of its own (its own OAuthClient, so its own memory of rotations, and its own pool). */
+    interface Instance {
+      readonly users: UserClients;
+      readonly pool: pg.Pool;
+      inFlight: number;
+    }
+    const pools: pg.Pool[] = [];
+    const deploy = (encryptionKey: EncryptionKey): Instance => {
+      const own = new pg.Pool({ connectionString: server.url, max: 3 });
+      own.on('error', () => {});
+      pools.push(own);
+      const ownOauth = new OAuthClient({ baseUrl, clientId: APP.clientId, clientSecret: APP.clientSecret, redirectUri: APP.redirectUris[0]! });
+      const tokenStore = (id: string) => new PostgresTokenStore({ pool: own, table, key: id, encryptionKey });
+      return { users: new UserClients({ oauth: ownOauth, baseUrl, store: tokenStore }), pool: own, inFlight: 0 };
+    };
+    /** Stops an instance as a deploy does: it finishes its requests, then exits (nothing of it writes any more). */
+    const retire = async (instance: Instance) => {
+      while (instance.inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      await instance.pool.end();
+    };
+    const instances = [deploy(K1), deploy(K1), deploy(K1)];
+    const failures: Record<string, number> = {};
+    let calls = 0;
+    let stopped = false;
+    // Each lane: a request for a user, getting their token and refreshing it as after a 401 (one instance refreshes, the
+    // others read its result).
+    const lane = async (i: number) => {
+      while (!stopped) {
+        const instance = instances[i]!;
+        instance.inFlight++;
+        const manager = instance.users.manager(userIds[Math.floor(Math.random() * ACTIVE)]!);
+        try {
+          await manager.forceRefresh(await manager.getAccessToken());
+          calls++;
+        } catch (error) {
+          const name = error instanceof ReauthorizationRequiredError ? `${error.name}:${error.reason}` : (error as Error).name;
+          failures[name] = (failures[name] ?? 0) + 1;
+        } finally {
+          instance.inFlight--;
+        }
+      }
+    };
+    const refreshes = () => fake.stats.tokenRequests.refresh_token;
+    const moreRefreshes = async (count: number) => {
+      const until = refreshes() + count;
+      while (refreshes() < until) await new Promise((resolve) => setTimeout(resolve, 5));
+    };
+    /** A rolling deploy: one instance after the other gets `encryptionKey`, traffic going on. */
+    const rollOut = async (encryptionKey: EncryptionKey) => {
+      for (const [i, old] of instances.entries()) {
+        instances[i] = deploy(encryptionKey);
+        await retire(old);
+        await moreRefreshes(10);
+      }
+    };
+    const traffic = instances.flatMap((_, i) => [lane(i), lane(i)]);
+
+    try {
+      await moreRefreshes(10);
+      await rollOut({ current: 'k1', keys: { k1: K1, k2: K2 } }); // 1. every instance can read k2
+      await rollOut(KEYRING); // 2. every instance writes k2
+      const rotated = await rotateTokenEncryption({ pool, table, encryptionKey: KEYRING }); // 3. the values left under k1
+      await moreRefreshes(10);
+      await rollOut(K2_ONLY); // 4. k1 removed
+      await moreRefreshes(10);
+      stopped = true;
+      await Promise.all(traffic);
+
+      const left = await rotateTokenEncryption({ pool, table, encryptionKey: K2_ONLY, dryRun: true });
+      let loggedOut = 0;
+      for (const id of userIds) {
+        const stored = await store(table, id, K2_ONLY).get();
+        // A refresh with what the store holds: refused (reused, or its grant revoked) means the user must sign in again.
+        if (stored === undefined || (await oauth.refresh(stored).then(() => false, (e: unknown) => e instanceof ReauthorizationRequiredError))) loggedOut++;
+      }
+      const underK2 = (await pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE tokens LIKE 'enc:v2:k2:%'`)).rows[0].n as number;
+      console.log('PostgreSQL: rotation k1 → k2 under traffic:', JSON.stringify({ calls, failures, rotated, left, underK2, loggedOut }));
+      expect(rotated.underOldKeys).toBe(0);
+      expect(rotated.rewritten).toBeGreaterThanOrEqual(USERS - ACTIVE); // the idle users, at least
+      expect(left).toEqual({ scanned: USERS, rewritten: 0, underOldKeys: 0, unreadable: 0 });
+      expect(underK2).toBe(USERS);
+      expect(failures).toEqual({});
+      expect(loggedOut).toBe(0);
+      expect(calls).toBeGreaterThan(0);
+    } finally {
+      stopped = true;
+      await Promise.allSettled(traffic);
+      await Promise.allSettled(pools.filter((p) => !p.ended).map((p) => p.end()));
+      await fake.close();
+    }
   });
 });

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RedisServer, startRedisServer } from './redis-server.js';
-import { type Fleet, refreshesReach, type RoundTotals, startFleet, total } from './fleet/fleet-rig.js';
+import { type Fleet, refreshesReach, type RoundTotals, stallHoldersSave, startFleet, total } from './fleet/fleet-rig.js';
 
 let server: RedisServer | undefined;
 let fleet: Fleet | undefined;
@@ -25,7 +25,7 @@ afterEach(async () => {
 const RESTART_TIMEOUT_MS = 2_000;
 const STALL_TIMEOUT_MS = 1_500;
 
-async function fleetOf(users: number, options: { commandTimeoutMs?: number } = {}): Promise<Fleet> {
+async function fleetOf(users: number, options: { commandTimeoutMs?: number; storeTimeoutMs?: number } = {}): Promise<Fleet> {
   server = await startRedisServer();
   fleet = await startFleet({ redis: { kind: 'ioredis', url: server.url }, users, ...options });
   return fleet;
@@ -114,7 +114,7 @@ describe('Redis loses acknowledged writes under a fleet of 4 processes', () => {
     const after = await f.round({ force: true });
     console.log('Redis restarted mid-run:', JSON.stringify({ served, after }));
     expect(served).toMatchObject({ succeeded: 200, failures: {}, refreshesSent: 0 });
-    expect(after).toEqual({ succeeded: 200, failures: {}, refreshesSent: 50, replacedSent: 0 });
+    expect(after).toEqual({ succeeded: 200, failures: {}, refreshesSent: 50, replacedSent: 0, refusedSent: 0 });
     expect(await f.loggedOut()).toBe(0);
   });
 
@@ -160,6 +160,22 @@ describe('Redis loses acknowledged writes under a fleet of 4 processes', () => {
     expect(all.replacedSent).toBe(0);
     expect(after.failures).toEqual({});
     expect(await f.loggedOut()).toBe(0);
+  });
+
+  it("a save stalled past the manager's storeTimeoutMs: the holder keeps the lock until the save lands, no process refreshes the rotated-out refresh token, nobody is logged out", { timeout: 90_000 }, async () => {
+    // The manager's bound below the commands': the save stalls past it while Redis answers everything else.
+    const f = await fleetOf(5, { storeTimeoutMs: 1_000 });
+    expect(await f.round()).toMatchObject({ succeeded: 20, failures: {}, refreshesSent: 5 });
+
+    const stalled = await stallHoldersSave(f);
+    const loggedOut = await f.loggedOut();
+    console.log('Redis: a save stalled past storeTimeoutMs:', JSON.stringify({ ...stalled, loggedOut }));
+    expect(total(stalled.holder, stalled.others, stalled.after).refusedSent).toBe(0);
+    expect(loggedOut).toBe(0);
+    expect(stalled.holder).toMatchObject({ succeeded: 0, failures: { TokenStoreError: 1 }, refreshesSent: 1 });
+    expect(stalled.waited).toBe(3);
+    expect(stalled.others).toEqual({ succeeded: 3, failures: {}, refreshesSent: 0, replacedSent: 0, refusedSent: 0 });
+    expect(stalled.after).toMatchObject({ failures: {}, refusedSent: 0 });
   });
 
   it('Redis restored from an older snapshot: no process sends a refresh token it has seen replaced (logged-out users counted)', { timeout: 90_000 }, async () => {

@@ -25,6 +25,8 @@ export interface FleetOptions {
   processes?: number;
   lockTtlMs?: number;
   commandTimeoutMs?: number;
+  /** The managers' `storeTimeoutMs` (default: TokenManager's). */
+  storeTimeoutMs?: number | undefined;
 }
 
 /** What a round of calls did, summed over the processes. */
@@ -34,6 +36,8 @@ export interface RoundTotals {
   refreshesSent: number;
   /** Refresh tokens sent by a process that had seen them replaced. */
   replacedSent: number;
+  /** Refreshes the service refused: a refresh token already rotated out (by any process), or of a revoked grant. */
+  refusedSent: number;
 }
 
 export interface Fleet {
@@ -88,6 +92,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     clientSecret: APP.clientSecret,
     lockTtlMs: options.lockTtlMs ?? 5_000,
     commandTimeoutMs: options.commandTimeoutMs ?? 3_000,
+    ...(options.storeTimeoutMs === undefined ? {} : { storeTimeoutMs: options.storeTimeoutMs }),
   });
   const workers = Array.from({ length: processes }, (_, i) => startWorkerFile<FleetWorkerMessage, FleetWorkerCommand>(WORKER, config(i)));
   await Promise.all(workers.map((w) => w.next('ready')));
@@ -166,11 +171,12 @@ export async function resetCommandStats(redis: Redis | Cluster): Promise<void> {
 
 /** Adds up rounds (of one process each, or already summed). */
 export function total(...results: Array<RoundResult | RoundTotals>): RoundTotals {
-  const totals: RoundTotals = { succeeded: 0, failures: {}, refreshesSent: 0, replacedSent: 0 };
+  const totals: RoundTotals = { succeeded: 0, failures: {}, refreshesSent: 0, replacedSent: 0, refusedSent: 0 };
   for (const r of results) {
     totals.succeeded += r.succeeded;
     totals.refreshesSent += r.refreshesSent;
     totals.replacedSent += r.replacedSent;
+    totals.refusedSent += r.refusedSent;
     for (const [name, n] of Object.entries(r.failures)) totals.failures[name] = (totals.failures[name] ?? 0) + n;
   }
   return totals;
@@ -183,4 +189,51 @@ function shuffle<T>(items: T[]): T[] {
     [copy[i], copy[j]] = [copy[j]!, copy[i]!];
   }
   return copy;
+}
+
+/** What `stallHoldersSave` counted. */
+export interface StalledSave {
+  /** The round of the process whose save stalled (its call fails past its `storeTimeoutMs`). */
+  holder: RoundTotals;
+  /** The rounds of the other processes, which asked for user 0's tokens while the save was stalled. */
+  others: RoundTotals;
+  /** The others that were waiting for the lock when the save was let through (the others' calls that were not over). */
+  waited: number;
+  /** A round of every process after the save was let through. */
+  after: RoundTotals;
+}
+
+/** Process 0 refreshes user 0 (a 401) and its save of the answer stalls: its call fails past `storeTimeoutMs`. */
+export async function refreshAndStall(f: Fleet): Promise<RoundTotals> {
+  const holder = f.workers[0]!;
+  holder.send({ type: 'stall-saves' });
+  holder.send({ type: 'round', users: [0], concurrency: 1, force: true });
+  return total(await holder.next('round-done'));
+}
+
+/**
+ * User 0's token is refused (a 401) in process 0, which refreshes it (the service rotates its refresh token) and whose
+ * save of the answer then stalls, unanswered, past the manager's `storeTimeoutMs`: process 0's call fails. Only then
+ * do the other processes get a 401 for user 0; once each of them is waiting for the lock (or its call is over), the
+ * stalled save is let through (it lands), and every process makes a call for user 0 once more.
+ */
+export async function stallHoldersSave(f: Fleet): Promise<StalledSave> {
+  const [holder, ...others] = f.workers;
+  const held = await refreshAndStall(f);
+  const done = others.map((w) => {
+    w.send({ type: 'round', users: [0], concurrency: 1, force: true, tell: true });
+    return w.next('round-done');
+  });
+  let waited = 0;
+  await Promise.all(
+    others.map((w, i) => {
+      const waiting = w.next('waiting').then(() => waited++);
+      waiting.catch(() => {}); // never sent when the call is over first: rejected when the worker stops
+      return Promise.race([waiting, done[i]]);
+    }),
+  );
+  holder!.send({ type: 'unstall' });
+  const rounds = await Promise.all(done);
+  const after = await f.round({ force: true, only: [0] });
+  return { holder: held, others: total(...rounds), waited, after };
 }

@@ -4,7 +4,8 @@
  * as an app serving many users keeps them, against the fake service, driven over IPC a round at a time.
  *
  * Config (env WORKER_CONFIG, JSON): `FleetWorkerConfig`. In: `round` (one call per listed user), `pause-next-refresh`
- * (hold the answer of the next refresh until `continue`), `continue`, `exit`. Out: `ready`, `round-done`, `refreshed`
+ * (hold the answer of the next refresh until `continue`), `continue`, `stall-saves` (every save of refreshed tokens
+ * waits, unanswered, until `unstall`, then runs: a statement stuck in an overloaded store), `unstall`, `exit`. Out: `ready`, `round-done`, `refreshed`
  * (the held refresh answered, not saved yet), `stats` (on `stats`: the SQL statements this process ran, Postgres) and,
  * during a round sent with `tell`, `waiting` (a call waits for another
  * process's refresh: the store's lock is taken) and `save-failed` (a save of refreshed tokens failed).
@@ -36,6 +37,8 @@ export interface FleetWorkerConfig {
   clientSecret: string;
   lockTtlMs: number;
   commandTimeoutMs: number;
+  /** The managers' `storeTimeoutMs` (default: TokenManager's). */
+  storeTimeoutMs?: number;
 }
 
 export interface RoundResult {
@@ -47,13 +50,18 @@ export interface RoundResult {
   refreshesSent: number;
   /** Refresh requests with a refresh token this process had itself seen replaced (by its own earlier refresh). */
   replacedSent: number;
+  /**
+   * Refresh requests the service refused (`invalid_grant`): a refresh token already rotated out (by any process) was
+   * sent, or its grant was revoked for that.
+   */
+  refusedSent: number;
 }
 
 export type FleetWorkerMessage = { type: 'ready' | 'refreshed' | 'waiting' | 'save-failed' } | RoundResult | { type: 'stats'; statements: number };
 
 export type FleetWorkerCommand =
   | { type: 'round'; users: number[]; concurrency: number; force: boolean; tell?: boolean }
-  | { type: 'pause-next-refresh' | 'continue' | 'exit' | 'stats' };
+  | { type: 'pause-next-refresh' | 'continue' | 'stall-saves' | 'unstall' | 'exit' | 'stats' };
 
 const config = JSON.parse(process.env['WORKER_CONFIG'] ?? '{}') as FleetWorkerConfig;
 const send = (message: FleetWorkerMessage) => process.send?.(message);
@@ -101,7 +109,11 @@ const oauth = new OAuthClient({ baseUrl: config.baseUrl, clientId: config.client
 const seenReplaced = new Set<string>();
 let refreshesSent = 0;
 let replacedSent = 0;
+let refusedSent = 0;
 let pause = false;
+/** While saves stall: resolves on `unstall`. */
+let stalled: Promise<void> | undefined;
+let unstall: (() => void) | undefined;
 let telling = false;
 let release: (() => void) | undefined;
 // Shared by every manager of the process, as one OAuthClient of an app is: counts what leaves.
@@ -109,7 +121,10 @@ const refresher = {
   async refresh(previous: TokenSet): Promise<TokenSet> {
     refreshesSent++;
     if (seenReplaced.has(previous.refreshToken ?? '')) replacedSent++;
-    const fresh = await oauth.refresh(previous);
+    const fresh = await oauth.refresh(previous).catch((error: unknown) => {
+      if (error instanceof ReauthorizationRequiredError) refusedSent++;
+      throw error;
+    });
     if (previous.refreshToken !== undefined) seenReplaced.add(previous.refreshToken);
     if (pause) {
       pause = false;
@@ -139,20 +154,22 @@ function storeFor(key: string): TokenStore {
         },
       });
     },
-    set: (tokens, options) =>
-      store.set(tokens, options).catch((error: unknown) => {
+    set: async (tokens, options) => {
+      if (options?.expectedRefreshToken !== undefined) await stalled;
+      return store.set(tokens, options).catch((error: unknown) => {
         if (options?.expectedRefreshToken !== undefined && telling) send({ type: 'save-failed' });
         throw error;
-      }),
+      });
+    },
   };
 }
 
-const managers = config.keys.map((key) => new TokenManager({ oauth: refresher, store: storeFor(key) }));
+const managers = config.keys.map((key) => new TokenManager({ oauth: refresher, store: storeFor(key), ...(config.storeTimeoutMs === undefined ? {} : { storeTimeoutMs: config.storeTimeoutMs }) }));
 const lastToken: Array<string | undefined> = managers.map(() => undefined);
 
 async function round(users: number[], concurrency: number, force: boolean): Promise<RoundResult> {
-  const result: RoundResult = { type: 'round-done', succeeded: 0, failures: {}, refreshesSent: 0, replacedSent: 0 };
-  const before = { refreshesSent, replacedSent };
+  const result: RoundResult = { type: 'round-done', succeeded: 0, failures: {}, refreshesSent: 0, replacedSent: 0, refusedSent: 0 };
+  const before = { refreshesSent, replacedSent, refusedSent };
   let next = 0;
   const lane = async () => {
     while (next < users.length) {
@@ -171,6 +188,7 @@ async function round(users: number[], concurrency: number, force: boolean): Prom
   await Promise.all(Array.from({ length: concurrency }, lane));
   result.refreshesSent = refreshesSent - before.refreshesSent;
   result.replacedSent = replacedSent - before.replacedSent;
+  result.refusedSent = refusedSent - before.refusedSent;
   return result;
 }
 
@@ -181,6 +199,11 @@ process.on('message', (message: FleetWorkerCommand) => {
   }
   if (message.type === 'continue') release?.();
   if (message.type === 'pause-next-refresh') pause = true;
+  if (message.type === 'stall-saves') stalled ??= new Promise<void>((resolve) => (unstall = resolve));
+  if (message.type === 'unstall') {
+    unstall?.();
+    stalled = undefined;
+  }
   if (message.type === 'stats') send({ type: 'stats', statements });
   if (message.type === 'round') {
     telling = message.tell === true;
