@@ -12,6 +12,9 @@ import { newestKnown, recordRotation, refreshOnce } from './shared-refresh.js';
 import { sameTokens } from './token-set.js';
 import type { TokenRefresher, TokenSet, TokenStore } from './types.js';
 
+/** The bound of a refresh whose refresher does not tell its own (`TokenRefresher.timeoutMs`): OAuthClient's default. */
+const DEFAULT_REFRESH_BOUND_MS = 30_000;
+
 export interface RefreshCoordinatorOptions {
   readonly oauth: TokenRefresher;
   readonly store: TokenStore;
@@ -174,7 +177,11 @@ export class RefreshCoordinator {
         await saved.landing;
         return ran;
       },
-      { whileWaiting: (stored) => (abandoned ? undefined : whileWaiting(stored)) },
+      {
+        whileWaiting: (stored) => (abandoned ? undefined : whileWaiting(stored)),
+        // The lease outlives the refresh and its save even in a process that stops running meanwhile (no extension).
+        leaseMs: (this.#options.oauth.timeoutMs ?? DEFAULT_REFRESH_BOUND_MS) + storeTimeoutMs,
+      },
     ).catch((error: unknown) => {
       throw error instanceof PostSchedError ? error : new TokenStoreError('lock', error);
     });

@@ -103,8 +103,8 @@ export class PostgresTokenStore implements TokenStore {
     const ttl = this.#lockTtlMs;
     this.#lock = new LeaseLock(
       {
-        take: async (owner) => (await connection.count('lock', sql.take, [key, owner, ttl])) === 1,
-        extend: async (owner) => (await connection.count('lock', sql.extend, [key, owner, ttl])) === 1,
+        take: async (owner, ttlMs) => (await connection.count('lock', sql.take, [key, owner, ttlMs])) === 1,
+        extend: async (owner, ttlMs) => (await connection.count('lock', sql.extend, [key, owner, ttlMs])) === 1,
         release: async (owner) => void (await connection.count('unlock', sql.release, [key, owner])),
         look: async () => {
           const [row] = await connection.rows('lock', sql.look, [key]);

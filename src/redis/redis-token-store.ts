@@ -107,11 +107,10 @@ export class RedisTokenStore implements TokenStore {
     this.#values = new StoredTokens(key, options.encryptionKey === undefined ? undefined : new TokenCipher(options.encryptionKey));
     const connection = this.#connection;
     const lockKey = this.#lockKey;
-    const ttl = String(this.#lockTtlMs);
     this.#lock = new LeaseLock(
       {
-        take: async (owner) => (await connection.command('lock', ['SET', lockKey, owner, 'PX', ttl, 'NX'])) === 'OK',
-        extend: async (owner) => (await connection.script('lock', EXTEND_LOCK, [lockKey], [owner, ttl])) === 1,
+        take: async (owner, ttlMs) => (await connection.command('lock', ['SET', lockKey, owner, 'PX', String(ttlMs), 'NX'])) === 'OK',
+        extend: async (owner, ttlMs) => (await connection.script('lock', EXTEND_LOCK, [lockKey], [owner, String(ttlMs)])) === 1,
         release: async (owner) => void (await connection.script('unlock', RELEASE_LOCK, [lockKey], [owner])),
         look: async () => {
           const [raw, lock] = (await connection.command('lock', ['MGET', key, lockKey])) as [unknown, unknown];

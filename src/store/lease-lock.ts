@@ -25,10 +25,10 @@ export function lockTimes(options: { lockTtlMs?: unknown; lockWaitMs?: unknown }
 
 /** One store's lease, in its database. */
 export interface Lease {
-  /** Takes the lease for `owner` when nobody holds it (or its holder's expired): `true` when taken. */
-  take(owner: string): Promise<boolean>;
-  /** Pushes the expiry out again while the lease is still `owner`'s: `false` once it is not. */
-  extend(owner: string): Promise<boolean>;
+  /** Takes the lease for `owner`, for `ttlMs`, when nobody holds it (or its holder's expired): `true` when taken. */
+  take(owner: string, ttlMs: number): Promise<boolean>;
+  /** Pushes the expiry out to `ttlMs` from now while the lease is still `owner`'s: `false` once it is not. */
+  extend(owner: string, ttlMs: number): Promise<boolean>;
   /** Frees the lease when it is still `owner`'s. */
   release(owner: string): Promise<void>;
   /** For a waiter: the stored tokens, and whether the lease is held (by anyone). */
@@ -92,10 +92,11 @@ export class LeaseLock {
   async run<T>(fn: () => Promise<T>, options?: TokenStoreLockOptions<T>): Promise<T> {
     if (this.owner() !== undefined) return fn();
     const owner = ownerToken();
-    const waited = await this.#acquire(owner, options?.whileWaiting);
+    const ttlMs = this.#leaseMs(options?.leaseMs);
+    const waited = await this.#acquire(owner, ttlMs, options?.whileWaiting);
     if (waited !== undefined) return waited.result;
     const hold: LockHold = { lock: this, owner, released: false, outer: held.getStore() };
-    const stopExtending = this.#keepExtended(hold);
+    const stopExtending = this.#keepExtended(hold, ttlMs);
     const acquiredAt = performance.now();
     holdsRunning++;
     try {
@@ -111,16 +112,26 @@ export class LeaseLock {
   }
 
   /**
-   * Extends the lease every `ttlMs / 3` while the holder runs (one extension in flight at most). Stops once the lease
-   * is no longer ours; failures are left to the expiry, and to `set()`'s own ownership check.
+   * How long the lease lasts from its take and from each extension: `lockTtlMs`, or the holder's `leaseMs` when longer
+   * (what `fn` may be doing while its process does not run at all: the lease must not expire under a refresh in
+   * flight, or another process would refresh with the refresh token it replaces).
    */
-  #keepExtended(hold: LockHold): () => void {
+  #leaseMs(leaseMs: number | undefined): number {
+    const { ttlMs } = this.#settings;
+    return typeof leaseMs === 'number' && leaseMs > ttlMs ? Math.min(MAX_TIMEOUT_MS, Math.ceil(leaseMs)) : ttlMs;
+  }
+
+  /**
+   * Extends the lease (to `ttlMs` from now) every `lockTtlMs / 3` while the holder runs (one extension in flight at
+   * most). Stops once the lease is no longer ours; failures are left to the expiry, and to `set()`'s own ownership check.
+   */
+  #keepExtended(hold: LockHold, ttlMs: number): () => void {
     let inFlight = false;
     const timer = setInterval(() => {
       if (inFlight || hold.released) return;
       inFlight = true;
       this.#lease
-        .extend(hold.owner)
+        .extend(hold.owner, ttlMs)
         .then((extended) => {
           if (!extended) clearInterval(timer);
         })
@@ -135,10 +146,10 @@ export class LeaseLock {
    * tokens and the lease between tries instead, and tries again only once the lease is free. Resolves `undefined`
    * once the lease is ours, or `{ result }` when `whileWaiting` ended the wait.
    */
-  async #acquire<T>(owner: string, whileWaiting: ((stored: TokenSet | undefined) => T | undefined) | undefined): Promise<{ result: T } | undefined> {
+  async #acquire<T>(owner: string, ttlMs: number, whileWaiting: ((stored: TokenSet | undefined) => T | undefined) | undefined): Promise<{ result: T } | undefined> {
     const deadline = performance.now() + this.#settings.waitMs;
     for (let attempt = 0; ; attempt++) {
-      if (await this.#take(owner)) return undefined;
+      if (await this.#take(owner, ttlMs)) return undefined;
       for (let look = 0; ; look++) {
         const left = deadline - performance.now();
         if (left <= 0) throw this.#settings.timedOut();
@@ -156,9 +167,9 @@ export class LeaseLock {
     }
   }
 
-  async #take(owner: string): Promise<boolean> {
+  async #take(owner: string, ttlMs: number): Promise<boolean> {
     try {
-      return await this.#lease.take(owner);
+      return await this.#lease.take(owner, ttlMs);
     } catch (error) {
       // The take may have landed before the time-out: free it now rather than block others for a whole TTL.
       void this.#release(owner);

@@ -147,6 +147,7 @@ function storeFor(key: string): TokenStore {
       let told = false;
       const whileWaiting = options?.whileWaiting;
       return store.lock(fn, {
+        ...options,
         whileWaiting: (stored) => {
           if (!told && telling) send({ type: 'waiting' });
           told = true;
