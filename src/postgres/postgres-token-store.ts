@@ -34,7 +34,8 @@ export interface PostgresTokenStoreOptions {
   encryptionKey?: EncryptionKey;
   /**
    * Expiry of the row's lock, in ms: how long a holder that died blocks the others. A live holder extends it every
-   * `lockTtlMs / 3`. Default 10 000.
+   * `lockTtlMs / 3`; while `TokenManager` refreshes inside it, it lasts at least the refresh's bound (`leaseMs`: token
+   * request time-out + `storeTimeoutMs`), so a process starved mid-refresh keeps it. Default 10 000.
    */
   lockTtlMs?: number;
   /** How long `lock()` waits for another holder before failing (`code: 'lock_timeout'`), in ms. Default 45 000. */

@@ -31,7 +31,9 @@ export interface RedisTokenStoreOptions {
   /**
    * Expiry of the lock, in ms: how long a holder that died (SIGKILL, crash, lost network) blocks the others.
    * A live holder extends its lock every `lockTtlMs / 3`, so a slow token refresh keeps it; one whose event
-   * loop stalls past this loses it, and its `set()` then fails with `LockLostError`. Default 10 000.
+   * loop stalls past this loses it, and its `set()` then fails with `LockLostError`. While `TokenManager` refreshes
+   * inside it, the lock lasts at least the refresh's bound (token request time-out + `storeTimeoutMs`: its `leaseMs`),
+   * so a process starved mid-refresh keeps it. Default 10 000.
    */
   lockTtlMs?: number;
   /**

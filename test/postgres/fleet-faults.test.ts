@@ -9,7 +9,7 @@
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Fleet, refreshAndStall, refreshesReach, type RoundTotals, stallHoldersSave, startFleet, total } from '../redis/fleet/fleet-rig.js';
+import { type Fleet, refreshAndStall, refreshesReach, type RoundTotals, stallHoldersSave, starveHolderMidRefresh, startFleet, total } from '../redis/fleet/fleet-rig.js';
 import { type PostgresServer, startPostgresServer } from './postgres-server.js';
 
 let server: PostgresServer | undefined;
@@ -162,6 +162,33 @@ describe('PostgreSQL faults under a fleet of 4 processes', () => {
     expect(Object.keys(othersRound.failures).filter((name) => TYPED.includes(name))).toEqual([]);
     expect(othersRound.refreshesSent).toBeGreaterThan(0);
     expect(lease).toEqual({ held: false });
+  });
+
+  it("the holder's process stopped (starved) mid-refresh past lockTtlMs: its lease outlives the refresh, no process refreshes the rotated-out refresh token, nobody is logged out", { timeout: 120_000 }, async () => {
+    const f = await fleetOf(5);
+    expect(await f.round()).toMatchObject({ succeeded: 20, failures: {}, refreshesSent: 5 });
+
+    const pool = f.pool!;
+    const { lost, all, after } = await starveHolderMidRefresh(
+      f,
+      {
+        owner: async () => {
+          const { rows } = await pool.query<{ owner: string | null }>(
+            'SELECT lock_owner AS owner FROM postsched_tokens WHERE key = $1 AND lock_expires_at > clock_timestamp()',
+            [f.keys[0]],
+          );
+          return rows[0]?.owner ?? null;
+        },
+        now: async () => Number((await pool.query<{ ms: string }>('SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms')).rows[0]!.ms),
+      },
+      LOCK_TTL_MS,
+    );
+    const loggedOut = await f.loggedOut();
+    console.log("PostgreSQL: the holder's process stopped mid-refresh past lockTtlMs:", JSON.stringify({ lost, ...all, loggedOut }));
+    expect(all.refusedSent).toBe(0);
+    expect(loggedOut).toBe(0);
+    expect(lost).toBe(false);
+    expect(after.failures).toEqual({});
   });
 
   it('a pool exhausted (one connection, stuck behind a row lock): the other calls fail typed past the bound, the next round succeeds', { timeout: 120_000 }, async () => {

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RedisServer, startRedisServer } from './redis-server.js';
-import { type Fleet, refreshesReach, type RoundTotals, stallHoldersSave, startFleet, total } from './fleet/fleet-rig.js';
+import { type Fleet, refreshesReach, type RoundTotals, stallHoldersSave, starveHolderMidRefresh, startFleet, total } from './fleet/fleet-rig.js';
 
 let server: RedisServer | undefined;
 let fleet: Fleet | undefined;
@@ -182,35 +182,19 @@ describe('Redis loses acknowledged writes under a fleet of 4 processes', () => {
     const f = await fleetOf(5); // lockTtlMs 5 000: extended every 1.7 s by a process that runs
     expect(await f.round()).toMatchObject({ succeeded: 20, failures: {}, refreshesSent: 5 });
 
-    const [holder, ...others] = f.workers;
-    holder!.send({ type: 'pause-next-refresh' });
-    holder!.send({ type: 'round', users: [0], concurrency: 1, force: true, tell: true });
-    await holder!.next('refreshed'); // the service rotated user 0's refresh token; the answer is not saved yet
     const lockKey = `${f.keys[0]}:lock`;
-    const owner = await f.redis.get(lockKey);
-    expect(owner).not.toBeNull();
-    holder!.child.kill('SIGSTOP'); // its event loop no longer runs: no extension of the lease
-    const redisNow = async () => {
-      const [seconds, micros] = (await f.redis.call('TIME')) as [string, string];
-      return Number(seconds) * 1_000 + Number(micros) / 1_000;
-    };
-    const stoppedAt = await redisNow();
-    for (const w of others) w.send({ type: 'round', users: [0], concurrency: 1, force: true, tell: true });
-    await Promise.all(others.map((w) => w.next('waiting')));
-    const waited = others.map((w) => w.next('round-done'));
-    // Until the lease is no longer the holder's, or (Redis's clock) a second past when lockTtlMs would have expired it.
-    let lost = false;
-    while (!lost && (await redisNow()) < stoppedAt + 5_000 + 1_000) {
-      lost = (await f.redis.get(lockKey)) !== owner;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    const othersFirst = lost ? await Promise.all(waited) : undefined; // they took the lock over: let them refresh first
-    holder!.child.kill('SIGCONT');
-    holder!.send({ type: 'continue' });
-    const rounds = [await holder!.next('round-done'), ...(othersFirst ?? (await Promise.all(waited)))];
-    const after = await f.round({ force: true, only: [0] });
+    const { lost, all, after } = await starveHolderMidRefresh(
+      f,
+      {
+        owner: () => f.redis.get(lockKey),
+        now: async () => {
+          const [seconds, micros] = (await f.redis.call('TIME')) as [string, string];
+          return Number(seconds) * 1_000 + Number(micros) / 1_000;
+        },
+      },
+      5_000,
+    );
     const loggedOut = await f.loggedOut();
-    const all = total(...rounds, after);
     console.log("Redis: the holder's process stopped mid-refresh past lockTtlMs:", JSON.stringify({ lost, ...all, loggedOut }));
     expect(all.refusedSent).toBe(0);
     expect(loggedOut).toBe(0);
