@@ -161,7 +161,7 @@ export class RefreshCoordinator {
    * `TokenStoreLockOptions`): a store that watches its tokens ends the wait with the holder's result.
    */
   async #withLock(run: () => Promise<TokenSet>, whileWaiting: (stored: TokenSet | undefined) => TokenSet | undefined): Promise<TokenSet> {
-    const { store, saved, lockTimeoutMs, storeTimeoutMs } = this.#options;
+    const { store, saved, lockTimeoutMs, storeTimeoutMs, oauth } = this.#options;
     let abandoned = false;
     let outcome: Promise<TokenSet> | undefined;
     let started!: () => void;
@@ -180,7 +180,7 @@ export class RefreshCoordinator {
       {
         whileWaiting: (stored) => (abandoned ? undefined : whileWaiting(stored)),
         // The lease outlives the refresh and its save even in a process that stops running meanwhile (no extension).
-        leaseMs: (this.#options.oauth.timeoutMs ?? DEFAULT_REFRESH_BOUND_MS) + storeTimeoutMs,
+        leaseMs: (oauth.timeoutMs ?? DEFAULT_REFRESH_BOUND_MS) + storeTimeoutMs,
       },
     ).catch((error: unknown) => {
       throw error instanceof PostSchedError ? error : new TokenStoreError('lock', error);

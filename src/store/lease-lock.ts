@@ -92,7 +92,9 @@ export class LeaseLock {
   async run<T>(fn: () => Promise<T>, options?: TokenStoreLockOptions<T>): Promise<T> {
     if (this.owner() !== undefined) return fn();
     const owner = ownerToken();
-    const ttlMs = this.#leaseMs(options?.leaseMs);
+    // The lease lasts `lockTtlMs` from its take and each extension, or the holder's `leaseMs` when longer: what `fn` may
+    // be doing while its process does not run at all (a refresh in flight, that another process must not repeat).
+    const ttlMs = Math.max(this.#settings.ttlMs, Math.min(MAX_TIMEOUT_MS, Math.ceil(options?.leaseMs ?? 0) || 0));
     const waited = await this.#acquire(owner, ttlMs, options?.whileWaiting);
     if (waited !== undefined) return waited.result;
     const hold: LockHold = { lock: this, owner, released: false, outer: held.getStore() };
@@ -109,16 +111,6 @@ export class LeaseLock {
       if (--holdsRunning === 0 && typeof held.disable === 'function') held.disable();
       await this.#release(owner);
     }
-  }
-
-  /**
-   * How long the lease lasts from its take and from each extension: `lockTtlMs`, or the holder's `leaseMs` when longer
-   * (what `fn` may be doing while its process does not run at all: the lease must not expire under a refresh in
-   * flight, or another process would refresh with the refresh token it replaces).
-   */
-  #leaseMs(leaseMs: number | undefined): number {
-    const { ttlMs } = this.#settings;
-    return typeof leaseMs === 'number' && leaseMs > ttlMs ? Math.min(MAX_TIMEOUT_MS, Math.ceil(leaseMs)) : ttlMs;
   }
 
   /**
