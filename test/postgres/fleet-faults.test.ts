@@ -30,9 +30,9 @@ const STATEMENT_TIMEOUT_MS = 4_000;
 const LOCK_TTL_MS = 15_000;
 const TYPED = ['PostgresTokenStoreError', 'TokenStoreError'];
 
-async function fleetOf(users: number, { storeTimeoutMs, ...options }: { poolSize?: number; storeTimeoutMs?: number } = {}): Promise<Fleet> {
+async function fleetOf(users: number, { storeTimeoutMs, oauthTimeoutMs, ...options }: { poolSize?: number; storeTimeoutMs?: number; oauthTimeoutMs?: number } = {}): Promise<Fleet> {
   server = await startPostgresServer();
-  fleet = await startFleet({ redis: { kind: 'postgres', url: server.url, ...options }, users, commandTimeoutMs: STATEMENT_TIMEOUT_MS, lockTtlMs: LOCK_TTL_MS, storeTimeoutMs });
+  fleet = await startFleet({ redis: { kind: 'postgres', url: server.url, ...options }, users, commandTimeoutMs: STATEMENT_TIMEOUT_MS, lockTtlMs: LOCK_TTL_MS, storeTimeoutMs, oauthTimeoutMs });
   return fleet;
 }
 
@@ -140,7 +140,8 @@ describe('PostgreSQL faults under a fleet of 4 processes', () => {
   });
 
   it("a process killed while it keeps the row's lock for a stalled save: the lease expires, the other processes are not blocked", { timeout: 120_000 }, async () => {
-    const f = await fleetOf(5, { storeTimeoutMs: 2_000 });
+    // A refresh's lease (token request bound + storeTimeoutMs, 7 s) below lockTtlMs: the lease expires after lockTtlMs.
+    const f = await fleetOf(5, { storeTimeoutMs: 2_000, oauthTimeoutMs: 5_000 });
     expect(await f.round()).toMatchObject({ succeeded: 20, failures: {}, refreshesSent: 5 });
 
     const held = await refreshAndStall(f);

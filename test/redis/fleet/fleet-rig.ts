@@ -27,6 +27,8 @@ export interface FleetOptions {
   commandTimeoutMs?: number;
   /** The managers' `storeTimeoutMs` (default: TokenManager's). */
   storeTimeoutMs?: number | undefined;
+  /** The workers' OAuthClient `timeoutMs` (default: its own, 30 s). */
+  oauthTimeoutMs?: number | undefined;
 }
 
 /** What a round of calls did, summed over the processes. */
@@ -93,6 +95,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     lockTtlMs: options.lockTtlMs ?? 5_000,
     commandTimeoutMs: options.commandTimeoutMs ?? 3_000,
     ...(options.storeTimeoutMs === undefined ? {} : { storeTimeoutMs: options.storeTimeoutMs }),
+    ...(options.oauthTimeoutMs === undefined ? {} : { oauthTimeoutMs: options.oauthTimeoutMs }),
   });
   const workers = Array.from({ length: processes }, (_, i) => startWorkerFile<FleetWorkerMessage, FleetWorkerCommand>(WORKER, config(i)));
   await Promise.all(workers.map((w) => w.next('ready')));
