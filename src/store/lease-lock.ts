@@ -109,7 +109,7 @@ export class LeaseLock {
       stopExtending();
       // No lock held anywhere: turn the async context tracking off again (run() turns it on).
       if (--holdsRunning === 0 && typeof held.disable === 'function') held.disable();
-      await this.#release(owner);
+      await this.#release(owner, ttlMs);
     }
   }
 
@@ -164,20 +164,25 @@ export class LeaseLock {
       return await this.#lease.take(owner, ttlMs);
     } catch (error) {
       // The take may have landed before the time-out: free it now rather than block others for a whole TTL.
-      void this.#release(owner);
+      void this.#release(owner, ttlMs);
       throw error;
     }
   }
 
   /**
-   * Compare-and-release. Failures are swallowed: the caller's result (or error) matters more, and a lease that
-   * could not be released expires after `ttlMs`.
+   * Compare-and-release. Failures are swallowed: the caller's result (or error) matters more. A release that failed
+   * (the store down or stalled) is tried again in the background, up to a second apart, until it lands or the lease
+   * (`ttlMs`, from its last extension) would have expired anyway: a store back from an outage frees the lock at once
+   * instead of blocking the others for the rest of a refresh's lease. On a timer that does not keep the process alive.
    */
-  async #release(owner: string): Promise<void> {
+  async #release(owner: string, ttlMs: number, attempt = 0): Promise<void> {
     try {
       await this.#lease.release(owner);
     } catch {
-      // expires by TTL
+      const wait = Math.min(1_000, 100 * 2 ** attempt);
+      if (wait >= ttlMs) return; // expires by TTL
+      const timer = setTimeout(() => void this.#release(owner, ttlMs - wait, attempt + 1), wait);
+      (timer as { unref?: () => void }).unref?.();
     }
   }
 }
