@@ -106,7 +106,7 @@ export class PostgresTokenStore implements TokenStore {
       {
         take: async (owner, ttlMs) => (await connection.count('lock', sql.take, [key, owner, ttlMs])) === 1,
         extend: async (owner, ttlMs) => (await connection.count('lock', sql.extend, [key, owner, ttlMs])) === 1,
-        release: async (owner) => void (await connection.count('unlock', sql.release, [key, owner])),
+        release: async (owner) => (await connection.count('unlock', sql.release, [key, owner])) === 1,
         look: async () => {
           const [row] = await connection.rows('lock', sql.look, [key]);
           return { tokens: (await this.#values.decode(row?.['tokens'])).tokens, held: row?.['held'] === true };

@@ -113,7 +113,7 @@ export class RedisTokenStore implements TokenStore {
       {
         take: async (owner, ttlMs) => (await connection.command('lock', ['SET', lockKey, owner, 'PX', String(ttlMs), 'NX'])) === 'OK',
         extend: async (owner, ttlMs) => (await connection.script('lock', EXTEND_LOCK, [lockKey], [owner, String(ttlMs)])) === 1,
-        release: async (owner) => void (await connection.script('unlock', RELEASE_LOCK, [lockKey], [owner])),
+        release: async (owner) => (await connection.script('unlock', RELEASE_LOCK, [lockKey], [owner])) === 1,
         look: async () => {
           const [raw, lock] = (await connection.command('lock', ['MGET', key, lockKey])) as [unknown, unknown];
           return { tokens: (await this.#values.decode(raw)).tokens, held: lock !== null && lock !== undefined };

@@ -29,8 +29,8 @@ export interface Lease {
   take(owner: string, ttlMs: number): Promise<boolean>;
   /** Pushes the expiry out to `ttlMs` from now while the lease is still `owner`'s: `false` once it is not. */
   extend(owner: string, ttlMs: number): Promise<boolean>;
-  /** Frees the lease when it is still `owner`'s. */
-  release(owner: string): Promise<void>;
+  /** Frees the lease when it is still `owner`'s: `true` when it was. */
+  release(owner: string): Promise<boolean>;
   /** For a waiter: the stored tokens, and whether the lease is held (by anyone). */
   look(): Promise<{ tokens: TokenSet | undefined; held: boolean }>;
 }
@@ -163,8 +163,8 @@ export class LeaseLock {
     try {
       return await this.#lease.take(owner, ttlMs);
     } catch (error) {
-      // The take may have landed before the time-out: free it now rather than block others for a whole TTL.
-      void this.#release(owner, ttlMs);
+      // The take may have landed before the time-out, or land later: freed once it has, rather than block others.
+      void this.#release(owner, ttlMs, true);
       throw error;
     }
   }
@@ -173,17 +173,20 @@ export class LeaseLock {
    * Compare-and-release. Failures are swallowed: the caller's result (or error) matters more. A release that failed
    * (the store down or stalled) is tried again in the background, up to a second apart, until it lands or the lease
    * (`ttlMs`, from its last extension) would have expired anyway: a store back from an outage frees the lock at once
-   * instead of blocking the others for the rest of a refresh's lease. On a timer that does not keep the process alive.
+   * instead of blocking the others for the rest of a refresh's lease. `taking`: after a take whose outcome is unknown,
+   * tried again until it frees the lease, which the take may still take later. On a timer that does not keep the
+   * process alive.
    */
-  async #release(owner: string, ttlMs: number, attempt = 0): Promise<void> {
+  async #release(owner: string, ttlMs: number, taking = false, attempt = 0): Promise<void> {
     try {
-      await this.#lease.release(owner);
+      if ((await this.#lease.release(owner)) || !taking) return;
     } catch {
-      const wait = Math.min(1_000, 100 * 2 ** attempt);
-      if (wait >= ttlMs) return; // expires by TTL
-      const timer = setTimeout(() => void this.#release(owner, ttlMs - wait, attempt + 1), wait);
-      (timer as { unref?: () => void }).unref?.();
+      // tried again below
     }
+    const wait = Math.min(1_000, 100 * 2 ** attempt);
+    if (wait >= ttlMs) return; // expires by TTL
+    const timer = setTimeout(() => void this.#release(owner, ttlMs - wait, taking, attempt + 1), wait);
+    (timer as { unref?: () => void }).unref?.();
   }
 }
 
