@@ -158,8 +158,13 @@ const CEILINGS = {
   // Issue 29 (no rotation lost when the store is slow): 32.81 KB main, 30.80 KB server app measured, over the ceilings
   // above by 0.08 / 0.07 KB: a refresh whose save fails past storeTimeoutMs keeps the store's lock until it lands.
   // All merged (the cuts, the first-hour messages, the rate limiter, the kernel, the kept lock): 32.00 / 30.05 KB.
-  'whole main entry (export *)': 32.03 * KB,
-  'server app: { OAuthClient, TokenManager, PostSched }': 30.08 * KB,
+  // Issue 29, a process starved mid-refresh (branch i29-starve): the lease of a refresh in flight lasts its bound
+  // (TokenStoreLockOptions.leaseMs, OAuthClient.timeoutMs, take/extend given the lease's length): main entry 32.00 →
+  // 32.03 KB, server app 30.05 → 30.09 KB, redis entry 10.53 → 10.62 KB, RedisTokenStore alone 7.79 → 7.89 KB (measured
+  // on main and on the branch, npm run build then this script; the lock's part, +0.05 KB, is the release tried again
+  // after a failure or a take of unknown outcome). Ceilings 32.05 / 30.11 / 10.63 / 7.90 KB: for the lead.
+  'whole main entry (export *)': 32.05 * KB,
+  'server app: { OAuthClient, TokenManager, PostSched }': 30.11 * KB,
   'webhook verifier alone: { verifyWebhook }': 2.64 * KB,
 };
 const rows = [
@@ -191,8 +196,8 @@ const rows = [
   // With RedisRateLimiter (issue 30): 9.04 → 10.39 KB (its extend-only script, the subscriber, the bounded commands);
   // RedisTokenStore alone 7.57 → 7.64 KB (the connection wrapper's duplicate() for the subscriber); with the kernel's
   // one time race and refusal module 10.53 / 7.79 KB: ceilings 10.56 / 7.82 KB.
-  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 10.56 * KB },
-  { label: '  RedisTokenStore alone', file: 'dist/redis/index.js', names: ['RedisTokenStore'], platform: 'node', ceiling: 7.82 * KB },
+  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 10.63 * KB },
+  { label: '  RedisTokenStore alone', file: 'dist/redis/index.js', names: ['RedisTokenStore'], platform: 'node', ceiling: 7.90 * KB },
 ];
 
 const kb = (bytes) => `${(bytes / KB).toFixed(2)} KB`;

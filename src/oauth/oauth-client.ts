@@ -93,6 +93,8 @@ export class OAuthClient {
   readonly clientId: string;
   /** The callback address sent as `redirect_uri`. */
   readonly redirectUri: string;
+  /** The time-out of one token request, in ms (`timeoutMs`): a store's lock outlives a refresh in flight by this. */
+  readonly timeoutMs: number;
   // The secret lives only inside oauth4webapi's ClientSecretPost closure, held in a private field.
   readonly #clientAuth: oauth.ClientAuth;
   /** Kept only to cut it out of any server text the SDK quotes. */
@@ -112,6 +114,7 @@ export class OAuthClient {
     optionalFunction(options.fetch, 'fetch');
 
     this.baseUrl = base.href;
+    this.timeoutMs = timeoutMs;
     this.clientId = options.clientId;
     this.#clientSecret = options.clientSecret;
     this.#clientAuth = oauth.ClientSecretPost(options.clientSecret); // spec 4.2: client_id + client_secret as form fields

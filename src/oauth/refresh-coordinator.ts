@@ -12,6 +12,9 @@ import { newestKnown, recordRotation, refreshOnce } from './shared-refresh.js';
 import { sameTokens } from './token-set.js';
 import type { TokenRefresher, TokenSet, TokenStore } from './types.js';
 
+/** The bound of a refresh whose refresher does not tell its own (`TokenRefresher.timeoutMs`): OAuthClient's default. */
+const DEFAULT_REFRESH_BOUND_MS = 30_000;
+
 export interface RefreshCoordinatorOptions {
   readonly oauth: TokenRefresher;
   readonly store: TokenStore;
@@ -158,7 +161,7 @@ export class RefreshCoordinator {
    * `TokenStoreLockOptions`): a store that watches its tokens ends the wait with the holder's result.
    */
   async #withLock(run: () => Promise<TokenSet>, whileWaiting: (stored: TokenSet | undefined) => TokenSet | undefined): Promise<TokenSet> {
-    const { store, saved, lockTimeoutMs, storeTimeoutMs } = this.#options;
+    const { store, saved, lockTimeoutMs, storeTimeoutMs, oauth } = this.#options;
     let abandoned = false;
     let outcome: Promise<TokenSet> | undefined;
     let started!: () => void;
@@ -174,7 +177,11 @@ export class RefreshCoordinator {
         await saved.landing;
         return ran;
       },
-      { whileWaiting: (stored) => (abandoned ? undefined : whileWaiting(stored)) },
+      {
+        whileWaiting: (stored) => (abandoned ? undefined : whileWaiting(stored)),
+        // The lease outlives the refresh and its save even in a process that stops running meanwhile (no extension).
+        leaseMs: (oauth.timeoutMs ?? DEFAULT_REFRESH_BOUND_MS) + storeTimeoutMs,
+      },
     ).catch((error: unknown) => {
       throw error instanceof PostSchedError ? error : new TokenStoreError('lock', error);
     });

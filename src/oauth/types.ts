@@ -94,6 +94,14 @@ export interface TokenStoreLockOptions<T> {
    * returns the holder's refreshed tokens here, so waiting for another process's refresh costs a read, not a lock.
    */
   whileWaiting?: (stored: TokenSet | undefined) => T | undefined;
+  /**
+   * For a store whose lock is a lease that expires (`lockTtlMs`): how long `fn` may go on without its process running
+   * at all (starved of CPU, paused), in ms. The lease then lasts at least this long from when it is taken and from each
+   * extension. The manager passes the bound of the refresh inside (the token request's time-out, plus `storeTimeoutMs`
+   * for its save): a lease that expired under a refresh in flight would let another process refresh with the refresh
+   * token being replaced, which the service refuses.
+   */
+  leaseMs?: number;
 }
 
 /** What the request pipeline needs from a token source; `TokenManager` implements it. */
@@ -111,4 +119,6 @@ export interface AccessTokenProvider {
 export interface TokenRefresher {
   /** Exchanges the refresh token in `previous` for a new TokenSet (see `OAuthClient.refresh`). */
   refresh(previous: TokenSet): Promise<TokenSet>;
+  /** The longest a refresh can take, in ms (`OAuthClient`'s `timeoutMs`); 30 000 when not given. */
+  readonly timeoutMs?: number;
 }

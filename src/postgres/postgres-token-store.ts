@@ -34,7 +34,8 @@ export interface PostgresTokenStoreOptions {
   encryptionKey?: EncryptionKey;
   /**
    * Expiry of the row's lock, in ms: how long a holder that died blocks the others. A live holder extends it every
-   * `lockTtlMs / 3`. Default 10 000.
+   * `lockTtlMs / 3`; while `TokenManager` refreshes inside it, it lasts at least the refresh's bound (`leaseMs`: token
+   * request time-out + `storeTimeoutMs`), so a process starved mid-refresh keeps it. Default 10 000.
    */
   lockTtlMs?: number;
   /** How long `lock()` waits for another holder before failing (`code: 'lock_timeout'`), in ms. Default 45 000. */
@@ -103,9 +104,9 @@ export class PostgresTokenStore implements TokenStore {
     const ttl = this.#lockTtlMs;
     this.#lock = new LeaseLock(
       {
-        take: async (owner) => (await connection.count('lock', sql.take, [key, owner, ttl])) === 1,
-        extend: async (owner) => (await connection.count('lock', sql.extend, [key, owner, ttl])) === 1,
-        release: async (owner) => void (await connection.count('unlock', sql.release, [key, owner])),
+        take: async (owner, ttlMs) => (await connection.count('lock', sql.take, [key, owner, ttlMs])) === 1,
+        extend: async (owner, ttlMs) => (await connection.count('lock', sql.extend, [key, owner, ttlMs])) === 1,
+        release: async (owner) => (await connection.count('unlock', sql.release, [key, owner])) === 1,
         look: async () => {
           const [row] = await connection.rows('lock', sql.look, [key]);
           return { tokens: (await this.#values.decode(row?.['tokens'])).tokens, held: row?.['held'] === true };

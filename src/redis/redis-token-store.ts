@@ -31,7 +31,9 @@ export interface RedisTokenStoreOptions {
   /**
    * Expiry of the lock, in ms: how long a holder that died (SIGKILL, crash, lost network) blocks the others.
    * A live holder extends its lock every `lockTtlMs / 3`, so a slow token refresh keeps it; one whose event
-   * loop stalls past this loses it, and its `set()` then fails with `LockLostError`. Default 10 000.
+   * loop stalls past this loses it, and its `set()` then fails with `LockLostError`. While `TokenManager` refreshes
+   * inside it, the lock lasts at least the refresh's bound (token request time-out + `storeTimeoutMs`: its `leaseMs`),
+   * so a process starved mid-refresh keeps it. Default 10 000.
    */
   lockTtlMs?: number;
   /**
@@ -107,12 +109,11 @@ export class RedisTokenStore implements TokenStore {
     this.#values = new StoredTokens(key, options.encryptionKey === undefined ? undefined : new TokenCipher(options.encryptionKey));
     const connection = this.#connection;
     const lockKey = this.#lockKey;
-    const ttl = String(this.#lockTtlMs);
     this.#lock = new LeaseLock(
       {
-        take: async (owner) => (await connection.command('lock', ['SET', lockKey, owner, 'PX', ttl, 'NX'])) === 'OK',
-        extend: async (owner) => (await connection.script('lock', EXTEND_LOCK, [lockKey], [owner, ttl])) === 1,
-        release: async (owner) => void (await connection.script('unlock', RELEASE_LOCK, [lockKey], [owner])),
+        take: async (owner, ttlMs) => (await connection.command('lock', ['SET', lockKey, owner, 'PX', String(ttlMs), 'NX'])) === 'OK',
+        extend: async (owner, ttlMs) => (await connection.script('lock', EXTEND_LOCK, [lockKey], [owner, String(ttlMs)])) === 1,
+        release: async (owner) => (await connection.script('unlock', RELEASE_LOCK, [lockKey], [owner])) === 1,
         look: async () => {
           const [raw, lock] = (await connection.command('lock', ['MGET', key, lockKey])) as [unknown, unknown];
           return { tokens: (await this.#values.decode(raw)).tokens, held: lock !== null && lock !== undefined };

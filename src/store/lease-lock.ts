@@ -25,12 +25,12 @@ export function lockTimes(options: { lockTtlMs?: unknown; lockWaitMs?: unknown }
 
 /** One store's lease, in its database. */
 export interface Lease {
-  /** Takes the lease for `owner` when nobody holds it (or its holder's expired): `true` when taken. */
-  take(owner: string): Promise<boolean>;
-  /** Pushes the expiry out again while the lease is still `owner`'s: `false` once it is not. */
-  extend(owner: string): Promise<boolean>;
-  /** Frees the lease when it is still `owner`'s. */
-  release(owner: string): Promise<void>;
+  /** Takes the lease for `owner`, for `ttlMs`, when nobody holds it (or its holder's expired): `true` when taken. */
+  take(owner: string, ttlMs: number): Promise<boolean>;
+  /** Pushes the expiry out to `ttlMs` from now while the lease is still `owner`'s: `false` once it is not. */
+  extend(owner: string, ttlMs: number): Promise<boolean>;
+  /** Frees the lease when it is still `owner`'s: `true` when it was. */
+  release(owner: string): Promise<boolean>;
   /** For a waiter: the stored tokens, and whether the lease is held (by anyone). */
   look(): Promise<{ tokens: TokenSet | undefined; held: boolean }>;
 }
@@ -92,10 +92,13 @@ export class LeaseLock {
   async run<T>(fn: () => Promise<T>, options?: TokenStoreLockOptions<T>): Promise<T> {
     if (this.owner() !== undefined) return fn();
     const owner = ownerToken();
-    const waited = await this.#acquire(owner, options?.whileWaiting);
+    // The lease lasts `lockTtlMs` from its take and each extension, or the holder's `leaseMs` when longer: what `fn` may
+    // be doing while its process does not run at all (a refresh in flight, that another process must not repeat).
+    const ttlMs = Math.max(this.#settings.ttlMs, Math.min(MAX_TIMEOUT_MS, Math.ceil(options?.leaseMs ?? 0) || 0));
+    const waited = await this.#acquire(owner, ttlMs, options?.whileWaiting);
     if (waited !== undefined) return waited.result;
     const hold: LockHold = { lock: this, owner, released: false, outer: held.getStore() };
-    const stopExtending = this.#keepExtended(hold);
+    const stopExtending = this.#keepExtended(hold, ttlMs);
     const acquiredAt = performance.now();
     holdsRunning++;
     try {
@@ -106,21 +109,21 @@ export class LeaseLock {
       stopExtending();
       // No lock held anywhere: turn the async context tracking off again (run() turns it on).
       if (--holdsRunning === 0 && typeof held.disable === 'function') held.disable();
-      await this.#release(owner);
+      await this.#release(owner, ttlMs);
     }
   }
 
   /**
-   * Extends the lease every `ttlMs / 3` while the holder runs (one extension in flight at most). Stops once the lease
-   * is no longer ours; failures are left to the expiry, and to `set()`'s own ownership check.
+   * Extends the lease (to `ttlMs` from now) every `lockTtlMs / 3` while the holder runs (one extension in flight at
+   * most). Stops once the lease is no longer ours; failures are left to the expiry, and to `set()`'s own ownership check.
    */
-  #keepExtended(hold: LockHold): () => void {
+  #keepExtended(hold: LockHold, ttlMs: number): () => void {
     let inFlight = false;
     const timer = setInterval(() => {
       if (inFlight || hold.released) return;
       inFlight = true;
       this.#lease
-        .extend(hold.owner)
+        .extend(hold.owner, ttlMs)
         .then((extended) => {
           if (!extended) clearInterval(timer);
         })
@@ -135,10 +138,10 @@ export class LeaseLock {
    * tokens and the lease between tries instead, and tries again only once the lease is free. Resolves `undefined`
    * once the lease is ours, or `{ result }` when `whileWaiting` ended the wait.
    */
-  async #acquire<T>(owner: string, whileWaiting: ((stored: TokenSet | undefined) => T | undefined) | undefined): Promise<{ result: T } | undefined> {
+  async #acquire<T>(owner: string, ttlMs: number, whileWaiting: ((stored: TokenSet | undefined) => T | undefined) | undefined): Promise<{ result: T } | undefined> {
     const deadline = performance.now() + this.#settings.waitMs;
     for (let attempt = 0; ; attempt++) {
-      if (await this.#take(owner)) return undefined;
+      if (await this.#take(owner, ttlMs)) return undefined;
       for (let look = 0; ; look++) {
         const left = deadline - performance.now();
         if (left <= 0) throw this.#settings.timedOut();
@@ -156,26 +159,34 @@ export class LeaseLock {
     }
   }
 
-  async #take(owner: string): Promise<boolean> {
+  async #take(owner: string, ttlMs: number): Promise<boolean> {
     try {
-      return await this.#lease.take(owner);
+      return await this.#lease.take(owner, ttlMs);
     } catch (error) {
-      // The take may have landed before the time-out: free it now rather than block others for a whole TTL.
-      void this.#release(owner);
+      // The take may have landed before the time-out, or land later: freed once it has, rather than block others.
+      void this.#release(owner, ttlMs, true);
       throw error;
     }
   }
 
   /**
-   * Compare-and-release. Failures are swallowed: the caller's result (or error) matters more, and a lease that
-   * could not be released expires after `ttlMs`.
+   * Compare-and-release. Failures are swallowed: the caller's result (or error) matters more. A release that failed
+   * (the store down or stalled) is tried again in the background, up to a second apart, until it lands or the lease
+   * (`ttlMs`, from its last extension) would have expired anyway: a store back from an outage frees the lock at once
+   * instead of blocking the others for the rest of a refresh's lease. `taking`: after a take whose outcome is unknown,
+   * tried again until it frees the lease, which the take may still take later. On a timer that does not keep the
+   * process alive.
    */
-  async #release(owner: string): Promise<void> {
+  async #release(owner: string, ttlMs: number, taking = false, attempt = 0): Promise<void> {
     try {
-      await this.#lease.release(owner);
+      if ((await this.#lease.release(owner)) || !taking) return;
     } catch {
-      // expires by TTL
+      // tried again below
     }
+    const wait = Math.min(1_000, 100 * 2 ** attempt);
+    if (wait >= ttlMs) return; // expires by TTL
+    const timer = setTimeout(() => void this.#release(owner, ttlMs - wait, taking, attempt + 1), wait);
+    (timer as { unref?: () => void }).unref?.();
   }
 }
 

@@ -9,7 +9,7 @@
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Fleet, refreshAndStall, refreshesReach, type RoundTotals, stallHoldersSave, startFleet, total } from '../redis/fleet/fleet-rig.js';
+import { type Fleet, refreshAndStall, refreshesReach, type RoundTotals, stallHoldersSave, starveHolderMidRefresh, startFleet, total } from '../redis/fleet/fleet-rig.js';
 import { type PostgresServer, startPostgresServer } from './postgres-server.js';
 
 let server: PostgresServer | undefined;
@@ -30,9 +30,9 @@ const STATEMENT_TIMEOUT_MS = 4_000;
 const LOCK_TTL_MS = 15_000;
 const TYPED = ['PostgresTokenStoreError', 'TokenStoreError'];
 
-async function fleetOf(users: number, { storeTimeoutMs, ...options }: { poolSize?: number; storeTimeoutMs?: number } = {}): Promise<Fleet> {
+async function fleetOf(users: number, { storeTimeoutMs, oauthTimeoutMs, ...options }: { poolSize?: number; storeTimeoutMs?: number; oauthTimeoutMs?: number } = {}): Promise<Fleet> {
   server = await startPostgresServer();
-  fleet = await startFleet({ redis: { kind: 'postgres', url: server.url, ...options }, users, commandTimeoutMs: STATEMENT_TIMEOUT_MS, lockTtlMs: LOCK_TTL_MS, storeTimeoutMs });
+  fleet = await startFleet({ redis: { kind: 'postgres', url: server.url, ...options }, users, commandTimeoutMs: STATEMENT_TIMEOUT_MS, lockTtlMs: LOCK_TTL_MS, storeTimeoutMs, oauthTimeoutMs });
   return fleet;
 }
 
@@ -140,7 +140,8 @@ describe('PostgreSQL faults under a fleet of 4 processes', () => {
   });
 
   it("a process killed while it keeps the row's lock for a stalled save: the lease expires, the other processes are not blocked", { timeout: 120_000 }, async () => {
-    const f = await fleetOf(5, { storeTimeoutMs: 2_000 });
+    // A refresh's lease (token request bound + storeTimeoutMs, 7 s) below lockTtlMs: the lease expires after lockTtlMs.
+    const f = await fleetOf(5, { storeTimeoutMs: 2_000, oauthTimeoutMs: 5_000 });
     expect(await f.round()).toMatchObject({ succeeded: 20, failures: {}, refreshesSent: 5 });
 
     const held = await refreshAndStall(f);
@@ -162,6 +163,33 @@ describe('PostgreSQL faults under a fleet of 4 processes', () => {
     expect(Object.keys(othersRound.failures).filter((name) => TYPED.includes(name))).toEqual([]);
     expect(othersRound.refreshesSent).toBeGreaterThan(0);
     expect(lease).toEqual({ held: false });
+  });
+
+  it("the holder's process stopped (starved) mid-refresh past lockTtlMs: its lease outlives the refresh, no process refreshes the rotated-out refresh token, nobody is logged out", { timeout: 120_000 }, async () => {
+    const f = await fleetOf(5);
+    expect(await f.round()).toMatchObject({ succeeded: 20, failures: {}, refreshesSent: 5 });
+
+    const pool = f.pool!;
+    const { lost, all, after } = await starveHolderMidRefresh(
+      f,
+      {
+        owner: async () => {
+          const { rows } = await pool.query<{ owner: string | null }>(
+            'SELECT lock_owner AS owner FROM postsched_tokens WHERE key = $1 AND lock_expires_at > clock_timestamp()',
+            [f.keys[0]],
+          );
+          return rows[0]?.owner ?? null;
+        },
+        now: async () => Number((await pool.query<{ ms: string }>('SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms')).rows[0]!.ms),
+      },
+      LOCK_TTL_MS,
+    );
+    const loggedOut = await f.loggedOut();
+    console.log("PostgreSQL: the holder's process stopped mid-refresh past lockTtlMs:", JSON.stringify({ lost, ...all, loggedOut }));
+    expect(all.refusedSent).toBe(0);
+    expect(loggedOut).toBe(0);
+    expect(lost).toBe(false);
+    expect(after.failures).toEqual({});
   });
 
   it('a pool exhausted (one connection, stuck behind a row lock): the other calls fail typed past the bound, the next round succeeds', { timeout: 120_000 }, async () => {

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RedisServer, startRedisServer } from './redis-server.js';
-import { type Fleet, refreshesReach, type RoundTotals, stallHoldersSave, startFleet, total } from './fleet/fleet-rig.js';
+import { type Fleet, refreshesReach, type RoundTotals, stallHoldersSave, starveHolderMidRefresh, startFleet, total } from './fleet/fleet-rig.js';
 
 let server: RedisServer | undefined;
 let fleet: Fleet | undefined;
@@ -176,6 +176,30 @@ describe('Redis loses acknowledged writes under a fleet of 4 processes', () => {
     expect(stalled.waited).toBe(3);
     expect(stalled.others).toEqual({ succeeded: 3, failures: {}, refreshesSent: 0, replacedSent: 0, refusedSent: 0 });
     expect(stalled.after).toMatchObject({ failures: {}, refusedSent: 0 });
+  });
+
+  it("the holder's process stopped (starved) mid-refresh past lockTtlMs: its lease outlives the refresh, no process refreshes the rotated-out refresh token, nobody is logged out", { timeout: 90_000 }, async () => {
+    const f = await fleetOf(5); // lockTtlMs 5 000: extended every 1.7 s by a process that runs
+    expect(await f.round()).toMatchObject({ succeeded: 20, failures: {}, refreshesSent: 5 });
+
+    const lockKey = `${f.keys[0]}:lock`;
+    const { lost, all, after } = await starveHolderMidRefresh(
+      f,
+      {
+        owner: () => f.redis.get(lockKey),
+        now: async () => {
+          const [seconds, micros] = (await f.redis.call('TIME')) as [string, string];
+          return Number(seconds) * 1_000 + Number(micros) / 1_000;
+        },
+      },
+      5_000,
+    );
+    const loggedOut = await f.loggedOut();
+    console.log("Redis: the holder's process stopped mid-refresh past lockTtlMs:", JSON.stringify({ lost, ...all, loggedOut }));
+    expect(all.refusedSent).toBe(0);
+    expect(loggedOut).toBe(0);
+    expect(lost).toBe(false);
+    expect(after.failures).toEqual({});
   });
 
   it('Redis restored from an older snapshot: no process sends a refresh token it has seen replaced (logged-out users counted)', { timeout: 90_000 }, async () => {

@@ -27,6 +27,8 @@ export interface FleetOptions {
   commandTimeoutMs?: number;
   /** The managers' `storeTimeoutMs` (default: TokenManager's). */
   storeTimeoutMs?: number | undefined;
+  /** The workers' OAuthClient `timeoutMs` (default: its own, 30 s). */
+  oauthTimeoutMs?: number | undefined;
 }
 
 /** What a round of calls did, summed over the processes. */
@@ -93,6 +95,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     lockTtlMs: options.lockTtlMs ?? 5_000,
     commandTimeoutMs: options.commandTimeoutMs ?? 3_000,
     ...(options.storeTimeoutMs === undefined ? {} : { storeTimeoutMs: options.storeTimeoutMs }),
+    ...(options.oauthTimeoutMs === undefined ? {} : { oauthTimeoutMs: options.oauthTimeoutMs }),
   });
   const workers = Array.from({ length: processes }, (_, i) => startWorkerFile<FleetWorkerMessage, FleetWorkerCommand>(WORKER, config(i)));
   await Promise.all(workers.map((w) => w.next('ready')));
@@ -236,4 +239,52 @@ export async function stallHoldersSave(f: Fleet): Promise<StalledSave> {
   const rounds = await Promise.all(done);
   const after = await f.round({ force: true, only: [0] });
   return { holder: held, others: total(...rounds), waited, after };
+}
+
+/** The lease of user 0's lock as the store keeps it: its owner, and the store's own clock (ms). */
+export interface LeaseView {
+  owner(): Promise<string | null>;
+  now(): Promise<number>;
+}
+
+/** What `starveHolderMidRefresh` counted. */
+export interface StarvedHolder {
+  /** Whether the stopped holder's lease was lost (taken over, or expired) before it ran again. */
+  lost: boolean;
+  /** The rounds of every process for user 0, and one more call for user 0 in each. */
+  all: RoundTotals;
+  after: RoundTotals;
+}
+
+/**
+ * Process 0 refreshes user 0 (a 401): the service rotates its refresh token, and before the answer is saved the
+ * process is stopped (SIGSTOP: a process starved of CPU, its event loop not running, so its lease is not extended).
+ * The other processes then get a 401 for user 0 and wait for the lock. The holder stays stopped until its lease is no
+ * longer its own, or until the store's clock is a second past when `lockTtlMs` alone would have expired it; when the
+ * lease was lost, the others' calls are let finish first. Then the holder runs again, and every process makes one
+ * more call for user 0.
+ */
+export async function starveHolderMidRefresh(f: Fleet, lease: LeaseView, lockTtlMs: number): Promise<StarvedHolder> {
+  const [holder, ...others] = f.workers;
+  holder!.send({ type: 'pause-next-refresh' });
+  holder!.send({ type: 'round', users: [0], concurrency: 1, force: true, tell: true });
+  await holder!.next('refreshed'); // the service rotated user 0's refresh token; the answer is not saved yet
+  const owner = await lease.owner();
+  if (owner === null) throw new Error('the holder holds no lease while it refreshes');
+  holder!.child.kill('SIGSTOP');
+  const stoppedAt = await lease.now();
+  for (const w of others) w.send({ type: 'round', users: [0], concurrency: 1, force: true, tell: true });
+  await Promise.all(others.map((w) => w.next('waiting')));
+  const waited = others.map((w) => w.next('round-done'));
+  let lost = false;
+  while (!lost && (await lease.now()) < stoppedAt + lockTtlMs + 1_000) {
+    lost = (await lease.owner()) !== owner;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const othersFirst = lost ? await Promise.all(waited) : undefined; // they took the lock over: let them refresh first
+  holder!.child.kill('SIGCONT');
+  holder!.send({ type: 'continue' });
+  const rounds = [await holder!.next('round-done'), ...(othersFirst ?? (await Promise.all(waited)))];
+  const after = await f.round({ force: true, only: [0] });
+  return { lost, all: total(...rounds, after), after };
 }

@@ -39,6 +39,8 @@ export interface FleetWorkerConfig {
   commandTimeoutMs: number;
   /** The managers' `storeTimeoutMs` (default: TokenManager's). */
   storeTimeoutMs?: number;
+  /** OAuthClient's `timeoutMs` (default: its own): with `storeTimeoutMs`, how long the lease of a refresh lasts. */
+  oauthTimeoutMs?: number;
 }
 
 export interface RoundResult {
@@ -104,7 +106,13 @@ async function connect(target: RedisTarget | PostgresTarget): Promise<{ redis: R
 }
 
 const { redis, close } = await connect(config.redis);
-const oauth = new OAuthClient({ baseUrl: config.baseUrl, clientId: config.clientId, clientSecret: config.clientSecret, redirectUri: 'http://127.0.0.1/callback' });
+const oauth = new OAuthClient({
+  baseUrl: config.baseUrl,
+  clientId: config.clientId,
+  clientSecret: config.clientSecret,
+  redirectUri: 'http://127.0.0.1/callback',
+  ...(config.oauthTimeoutMs === undefined ? {} : { timeoutMs: config.oauthTimeoutMs }),
+});
 
 const seenReplaced = new Set<string>();
 let refreshesSent = 0;
@@ -118,6 +126,7 @@ let telling = false;
 let release: (() => void) | undefined;
 // Shared by every manager of the process, as one OAuthClient of an app is: counts what leaves.
 const refresher = {
+  timeoutMs: oauth.timeoutMs, // the bound the store's lease covers while a refresh is in flight
   async refresh(previous: TokenSet): Promise<TokenSet> {
     refreshesSent++;
     if (seenReplaced.has(previous.refreshToken ?? '')) replacedSent++;
@@ -147,6 +156,7 @@ function storeFor(key: string): TokenStore {
       let told = false;
       const whileWaiting = options?.whileWaiting;
       return store.lock(fn, {
+        ...options,
         whileWaiting: (stored) => {
           if (!told && telling) send({ type: 'waiting' });
           told = true;
