@@ -21,12 +21,12 @@ const MODULES = {
 };
 
 /** The order of the groups on every page. */
-const GROUP_ORDER = ['Client', 'OAuth and tokens', 'Stores', 'Webhooks', 'Schedule', 'Testing', 'Errors', 'Types'];
+const GROUP_ORDER = ['Client', 'OAuth and tokens', 'Stores', 'Rate limits', 'Webhooks', 'Schedule', 'Testing', 'Errors', 'Types'];
 
 /** Per module: group → names, the first ones first. Unlisted classes named `…Error` go to Errors. */
 const GROUPS = {
   '@postsched/sdk': {
-    Client: ['PostSched', 'UserClients', 'PostSchedOptions', 'UserClientsOptions', 'APIPromise', 'Paginator', 'Posts', 'Accounts', 'Media', 'Analytics', 'PostSchedOverrides', 'SDK_VERSION', 'REQUEST_CHANNEL'],
+    Client: ['PostSched', 'UserClients', 'RateLimiter', 'PostSchedOptions', 'UserClientsOptions', 'RateLimiterOptions', 'RateLimitEvent', 'RateLimitState', 'APIPromise', 'Paginator', 'Posts', 'Accounts', 'Media', 'Analytics', 'PostSchedOverrides', 'SDK_VERSION', 'REQUEST_CHANNEL'],
     'OAuth and tokens': ['OAuthClient', 'TokenManager', 'OAuthClientOptions', 'TokenManagerOptions', 'TokenSet', 'Scope', 'SCOPES', 'AuthorizationRequest', 'CallbackChecks', 'AccessTokenProvider', 'TokenRefresher', 'Auth', 'DEFAULT_EXPIRES_IN_SECONDS'],
     Stores: ['TokenStore', 'MemoryTokenStore', 'TokenStoreSetOptions', 'TokenStoreLockOptions'],
     Errors: ['PostSchedError', 'APIError', 'OAuthCallbackErrorCode', 'OAuthResponseErrorCode', 'ReauthorizationReason', 'TokenStoreOperation'],
@@ -43,6 +43,7 @@ const GROUPS = {
   },
   '@postsched/sdk/redis': {
     Stores: ['RedisTokenStore', 'RedisTokenStoreOptions', 'rotateTokenEncryption', 'RotateTokenEncryptionOptions', 'TokenRotationResult', 'EncryptionKey', 'EncryptionKeyring'],
+    'Rate limits': ['RedisRateLimiter', 'RedisRateLimiterOptions'],
     Webhooks: ['RedisWebhookDedupe', 'RedisWebhookDedupeOptions'],
     Errors: ['RedisTokenStoreError', 'RedisTokenStoreOperation', 'StoredTokensProblem', 'RedisWebhookDedupeOperation'],
     Types: ['RedisClientLike', 'IORedisClientLike', 'NodeRedisClientLike', 'NodeRedisClusterLike'],

@@ -21,6 +21,7 @@ export interface RateLimitState {
 export interface RateLimitEvent {
   /** The key: the user id (a `UserClients` user), `default` (a lone client), or what the `key` option made of it. */
   key: string;
+  /** `limited`: the key's calls wait (a new block, or a longer one); `cleared`: the block passed. */
   state: 'limited' | 'cleared';
   /** Until when (`limited`); `undefined` for `cleared`. */
   blockedUntil: Date | undefined;
