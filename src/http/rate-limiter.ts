@@ -7,6 +7,7 @@
  */
 import { optionalFunction } from '../core/invalid-option.js';
 import { parseRateLimit } from '../core/rate-limit.js';
+import { callHook } from './hooks.js';
 import { retryAfterMs } from './retry.js';
 
 /** What a key's limit is now (`users.rateLimit(userId)`, `client.rateLimit`). */
@@ -134,7 +135,7 @@ export class RateLimiter {
     entry.until = until;
     clearTimeout(entry.timer);
     this.#arm(key, entry);
-    this.#onRateLimit?.({ key, state: 'limited', blockedUntil: new Date(until) });
+    callHook(this.#onRateLimit, () => ({ key, state: 'limited', blockedUntil: new Date(until) }));
     return true;
   }
 
@@ -145,7 +146,7 @@ export class RateLimiter {
       entry.until = 0;
       entry.timer = undefined;
       this.#tidy(key, entry);
-      this.#onRateLimit?.({ key, state: 'cleared', blockedUntil: undefined });
+      callHook(this.#onRateLimit, () => ({ key, state: 'cleared', blockedUntil: undefined }));
     }, entry.until - Date.now());
     (entry.timer as { unref?: () => void }).unref?.();
   }

@@ -149,6 +149,22 @@ describe('one backoff per user in a UserClients', () => {
     expect(JSON.stringify(events)).not.toMatch(/tok_/);
   });
 
+  it('an onRateLimit that throws or rejects changes nothing: the call succeeds and the cleared timer does not throw', async () => {
+    const told: string[] = [];
+    const { sent, fetch } = service(limited({ 'retry-after': '2' }), ok());
+    const onRateLimit = (event: RateLimitEvent) => {
+      told.push(event.state);
+      if (event.state === 'limited') throw new Error('metrics down');
+      return Promise.reject(new Error('metrics down'));
+    };
+    const users = await usersOver(fetch, { rateLimiter: new RateLimiter({ onRateLimit }) });
+    const call = settle(users.client('u1').posts.get('post_1'));
+    await advance(5_000); // rethrows anything a timer threw
+    expect((await call).error).toBeUndefined();
+    expect(sent).toHaveLength(2);
+    expect(told).toEqual(['limited', 'cleared']);
+  });
+
   it('a `key` option widens the scope: one user limited holds every user', async () => {
     const { sent, fetch } = service(limited({ 'retry-after': '2' }), ok());
     const users = await usersOver(fetch, { rateLimiter: new RateLimiter({ key: 'app' }) });
