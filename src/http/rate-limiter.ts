@@ -135,7 +135,7 @@ export class RateLimiter {
     entry.until = until;
     clearTimeout(entry.timer);
     this.#arm(key, entry);
-    callHook(this.#onRateLimit, () => ({ key, state: 'limited', blockedUntil: new Date(until) }));
+    callHook(this.#onRateLimit, () => ({ key, state: 'limited' as const, blockedUntil: new Date(until) }));
     return true;
   }
 
@@ -146,7 +146,7 @@ export class RateLimiter {
       entry.until = 0;
       entry.timer = undefined;
       this.#tidy(key, entry);
-      callHook(this.#onRateLimit, () => ({ key, state: 'cleared', blockedUntil: undefined }));
+      callHook(this.#onRateLimit, () => ({ key, state: 'cleared' as const, blockedUntil: undefined }));
     }, entry.until - Date.now());
     (entry.timer as { unref?: () => void }).unref?.();
   }
