@@ -196,7 +196,8 @@ const rows = [
   // With RedisRateLimiter (issue 30): 9.04 → 10.39 KB (its extend-only script, the subscriber, the bounded commands);
   // RedisTokenStore alone 7.57 → 7.64 KB (the connection wrapper's duplicate() for the subscriber); with the kernel's
   // one time race and refusal module 10.53 / 7.79 KB: ceilings 10.56 / 7.82 KB.
-  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 10.63 * KB },
+  // onRateLimit through the one hook caller (callHook, with its scrubbed views' module): 10.62 → 10.66 KB: 10.69 KB.
+  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 10.69 * KB },
   { label: '  RedisTokenStore alone', file: 'dist/redis/index.js', names: ['RedisTokenStore'], platform: 'node', ceiling: 7.90 * KB },
 ];
 
