@@ -163,8 +163,12 @@ const CEILINGS = {
   // 32.03 KB, server app 30.05 → 30.09 KB, redis entry 10.53 → 10.62 KB, RedisTokenStore alone 7.79 → 7.89 KB (measured
   // on main and on the branch, npm run build then this script; the lock's part, +0.05 KB, is the release tried again
   // after a failure or a take of unknown outcome). Ceilings 32.05 / 30.11 / 10.63 / 7.90 KB: for the lead.
-  'whole main entry (export *)': 32.05 * KB,
-  'server app: { OAuthClient, TokenManager, PostSched }': 30.11 * KB,
+  // Issue 30's targets (a user's stated quota paced across processes): the limiter takes a turn before each attempt and
+  // keeps a quota window per limited key (its end, what is left, the requests still on their way), the request loop
+  // counts its client's requests on their way: main entry 32.01 → 32.74 KB, server app 30.08 → 30.79 KB (+0.73 /
+  // +0.71 KB gz, +1.9 KB minified). Ceilings 32.77 / 30.82 KB: for the lead.
+  'whole main entry (export *)': 32.77 * KB,
+  'server app: { OAuthClient, TokenManager, PostSched }': 30.82 * KB,
   'webhook verifier alone: { verifyWebhook }': 2.64 * KB,
 };
 const rows = [
@@ -197,8 +201,11 @@ const rows = [
   // RedisTokenStore alone 7.57 → 7.64 KB (the connection wrapper's duplicate() for the subscriber); with the kernel's
   // one time race and refusal module 10.53 / 7.79 KB: ceilings 10.56 / 7.82 KB.
   // onRateLimit through the one hook caller (callHook, with its scrubbed views' module): 10.62 → 10.66 KB: 10.69 KB.
-  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 10.69 * KB },
-  { label: '  RedisTokenStore alone', file: 'dist/redis/index.js', names: ['RedisTokenStore'], platform: 'node', ceiling: 7.90 * KB },
+  // Issue 30's targets: RedisRateLimiter's two scripts (TAKE, LEARN: a quota window in a hash, on Redis's clock) for the
+  // one that only extended a block: 10.66 → 12.08 KB (the Lua text is most of it). RedisTokenStore alone 7.89 → 7.82
+  // KB (the limiter's scripts no longer left in its bundle): ceilings 12.11 / 7.85 KB.
+  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 12.11 * KB },
+  { label: '  RedisTokenStore alone', file: 'dist/redis/index.js', names: ['RedisTokenStore'], platform: 'node', ceiling: 7.85 * KB },
 ];
 
 const kb = (bytes) => `${(bytes / KB).toFixed(2)} KB`;

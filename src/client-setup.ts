@@ -46,7 +46,7 @@ export function setUpClient(given: Partial<PostSchedOptions>, of = 'new PostSche
   const headers = checkedHeaders(options.headers, 'headers');
   const { rateLimiter = new RateLimiter() } = options;
   // By shape, not instanceof: a RedisRateLimiter from another copy of the SDK (CJS beside ESM) is one too.
-  if (typeof (rateLimiter as Partial<RateLimiter> | null)?.waitMs !== 'function') invalidOption('rateLimiter', 'must be a RateLimiter or a RedisRateLimiter.');
+  if (typeof (rateLimiter as Partial<RateLimiter> | null)?.take !== 'function') invalidOption('rateLimiter', 'must be a RateLimiter or a RedisRateLimiter.');
   const agent = userAgent(options.appInfo);
   if (agent !== undefined && !headers.has('user-agent')) headers.set('user-agent', agent);
   const config: PipelineConfig = {

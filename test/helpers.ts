@@ -88,3 +88,29 @@ export function recordingClient(answer: (request: Request) => Response | Promise
   });
   return { client, seen };
 }
+
+/**
+ * A service allowing `limit` requests per `windowMs` (a window from the first request after the last one ended), with
+ * `RateLimit-Limit` (unless `stateLimit` is false), `-Remaining` and `-Reset` (whole seconds, rounded up); a 429 with
+ * `Retry-After` beyond. Counts the requests of each window and the 429s.
+ */
+export function windowService({ limit = 10, windowMs = 2_000, stateLimit = true } = {}) {
+  const windows: number[] = [];
+  let end = 0;
+  let refused = 0;
+  const fetch = async () => {
+    const now = Date.now();
+    if (now >= end) {
+      end = now + windowMs;
+      windows.push(0);
+    }
+    const count = ++windows[windows.length - 1]!;
+    const reset = String(Math.ceil((end - now) / 1000));
+    const headers: Record<string, string> = { 'ratelimit-remaining': String(Math.max(0, limit - count)), 'ratelimit-reset': reset };
+    if (stateLimit) headers['ratelimit-limit'] = String(limit);
+    if (count <= limit) return Response.json(wirePost(), { headers });
+    refused++;
+    return Response.json({ error: { code: 'rate_limited', message: 'slow down' } }, { status: 429, headers: { ...headers, 'retry-after': reset } });
+  };
+  return { fetch, windows, refused: () => refused };
+}

@@ -1,9 +1,16 @@
 /**
  * `RateLimiter`: one backoff per user (or wider `key`), shared by every client of that user that holds the limiter
  * (every client of a `UserClients`, a lone `PostSched` and its `withOptions` copies). The request loop (http/request.ts)
- * asks `waitMs` before each attempt (a Map lookup) and tells `learn` every answer; only a service's own header ever
- * blocks a key: a 429 / 503 with `Retry-After` (or `RateLimit-Reset`), or `RateLimit-Remaining: 0` with a reset.
- * A block is only ever extended. `RedisRateLimiter` (@postsched/sdk/redis) shares the blocks across processes.
+ * takes a turn before each attempt (`take`: a Map lookup when the key is not limited) and tells `learn` every answer.
+ * Only a service's own headers ever hold a key's calls (Assumptions table, "Rate-limit scope"), in two ways:
+ * - a block: a 429 / 503 with `Retry-After` (or `RateLimit-Reset`): nobody sends until it passed. Only ever extended.
+ * - a window's quota: once an answer says at most half of the key's limit is left (`RateLimit-Remaining` ≤
+ *   `RateLimit-Limit` / 2, with a reset), every send takes one of the requests left until the reset, and with none
+ *   left the calls wait for it. The next window then opens with `limit` requests (its end guessed from the longest
+ *   reset seen until its first answer tells it), so the calls held for a user go out as many as the service allows,
+ *   not all at once. Each answer lowers what is left to what the service says (it counts what other clients sent).
+ * With no limit stated, a spent quota (`RateLimit-Remaining: 0`) is a block, and the calls a block held go out spread
+ * over up to one more wait. `RedisRateLimiter` (@postsched/sdk/redis) keeps both in Redis for every process.
  */
 import { optionalFunction } from '../core/invalid-option.js';
 import { parseRateLimit } from '../core/rate-limit.js';
@@ -22,7 +29,7 @@ export interface RateLimitState {
 export interface RateLimitEvent {
   /** The key: the user id (a `UserClients` user), `default` (a lone client), or what the `key` option made of it. */
   key: string;
-  /** `limited`: the key's calls wait (a new block, or a longer one); `cleared`: the block passed. */
+  /** `limited`: the key's calls wait (a new block, a longer one, or its window's requests all sent); `cleared`: they may go. */
   state: 'limited' | 'cleared';
   /** Until when (`limited`); `undefined` for `cleared`. */
   blockedUntil: Date | undefined;
@@ -39,13 +46,53 @@ export interface RateLimiterOptions {
   onRateLimit?: (event: RateLimitEvent) => void;
 }
 
-/** The longest block kept (a day): a hostile or broken header cannot hold a user for longer. */
-const MAX_BLOCK_MS = 86_400_000;
+/**
+ * A call's turn to send (`take`): go now (`waitMs` 0), having taken a request of quota window `window` (0: none
+ * counted), or wait `waitMs` and ask again, plus a random part of up to `spreadMs` so that the calls held go out spread.
+ * @internal
+ */
+export interface Turn {
+  readonly waitMs: number;
+  readonly window: number;
+  readonly spreadMs: number;
+}
 
+/** What an answer said about the key's limit, in ms from now; `undefined`: not said. @internal */
+export interface RateLimitFacts {
+  /** A 429 / 503's wait: a block. */
+  blockMs?: number | undefined;
+  /** `RateLimit-Remaining`, `RateLimit-Reset` (ms) and `RateLimit-Limit` (or their other forms). */
+  remaining?: number | undefined;
+  resetMs?: number | undefined;
+  limit?: number | undefined;
+}
+
+/** The turn of a key nothing holds: the one object the happy path returns. @internal */
+export const GO: Turn = /* @__PURE__ */ Object.freeze({ waitMs: 0, window: 0, spreadMs: 0 });
+
+/** The longest block or window kept (a day): a hostile or broken header cannot hold a user for longer. */
+export const MAX_BLOCK_MS = 86_400_000;
+
+/** One key's state, in `Date.now()` ms. Redis keeps the same fields (redis-rate-limiter.ts). */
 interface Entry {
-  /** `Date.now()` until which the key is blocked; 0 once cleared. */
-  until: number;
+  /** Until when nobody sends (a 429 / 503's wait); 0 none. */
+  blockedUntil: number;
+  /** The quota window: its number (0: no quota known), the requests left in it, its end. */
+  window: number;
+  left: number;
+  end: number;
+  /** Requests of this window on their way (turn taken, no answer yet): they may land in the next window. */
+  sent: number;
+  /** The window was opened by a `take`: its end is a guess until its first answer. */
+  guessed: boolean;
+  /** The key's requests per window and the window's length (the longest reset seen), as the service said; 0 unknown. */
+  limit: number;
+  windowMs: number;
   queued: number;
+  /** When a call or an answer last used the entry. */
+  seen: number;
+  /** Until when `limited` was last told (0: cleared), and the timer that tells `cleared` or drops the entry. */
+  told: number;
   timer: ReturnType<typeof setTimeout> | undefined;
 }
 
@@ -79,86 +126,177 @@ export class RateLimiter {
   /** What `key`'s limit is now. */
   state(key: string): RateLimitState {
     const entry = this.#keys.get(key);
-    const until = entry?.until ?? 0;
+    const until = entry === undefined ? 0 : heldUntil(entry, Date.now());
     return { blockedUntil: until > Date.now() ? new Date(until) : undefined, queued: entry?.queued ?? 0 };
   }
 
-  /** How long calls for `key` must still wait, in ms; 0 when they may go. @internal */
+  /** How long calls for `key` must still wait, in ms, as this process knows; 0 when they may go. @internal */
   waitMs(key: string): number {
     const entry = this.#keys.get(key);
-    return entry === undefined ? 0 : Math.max(0, entry.until - Date.now());
+    const now = Date.now();
+    return entry === undefined ? 0 : Math.max(0, heldUntil(entry, now) - now);
+  }
+
+  /**
+   * A call's turn to send for `key`: at once (`GO`) unless a block holds the key, or its window's requests are all
+   * taken; a request of a quota window is taken here. @internal
+   */
+  take(key: string): Turn | Promise<Turn> {
+    const entry = this.#keys.get(key);
+    return entry === undefined ? GO : this.#take(key, entry, Date.now());
   }
 
   /** A call starts (1) or ends (-1) waiting for `key`. @internal */
   queue(key: string, change: 1 | -1): void {
     const entry = this.#entry(key);
     entry.queued += change;
-    this.#tidy(key, entry);
+    this.#arm(key, entry);
   }
 
   /**
-   * What an answer for `key` says: a 429 or 503 with a wait blocks for it; `RateLimit-Remaining: 0` (or the
-   * structured and `X-RateLimit-*` forms) with a reset holds until the reset. No header, no block. True when this
-   * answer set or extended the block. @internal
+   * What an answer for `key` says (see the file's comment), `window`: the quota window its request took a turn of
+   * (0: none), `sending`: how many other requests of its client are on their way. No rate-limit header, nothing to do: no entry is made for a key that is not limited. True when this
+   * answer set or extended a block. @internal
    */
-  learn(key: string, response: Response): boolean {
+  learn(key: string, response: Response, window = 0, sending = 0): boolean {
     const { status, headers } = response;
-    let ms: number | undefined;
-    if (status === 429 || status === 503) ms = retryAfterMs(headers);
+    const blockMs = status === 429 || status === 503 ? retryAfterMs(headers) : undefined;
     // Parsed only when a header of the kind is there: a Map miss on the happy path, no allocation.
-    else if (headers.has('ratelimit') || headers.has('ratelimit-remaining') || headers.has('x-ratelimit-remaining')) {
-      const info = parseRateLimit(headers);
-      if (info?.remaining === 0) ms = info.resetMs;
-    }
-    return ms !== undefined && ms > 0 && this.block(key, ms);
+    const info = headers.has('ratelimit') || headers.has('ratelimit-remaining') || headers.has('x-ratelimit-remaining') ? parseRateLimit(headers) : undefined;
+    if (blockMs === undefined && info?.remaining === undefined && window === 0) return false;
+    // A request that took no turn: the same client's others on their way are not in its count yet.
+    const remaining = info?.remaining === undefined ? undefined : window === 0 ? Math.max(0, info.remaining - sending) : info.remaining;
+    const facts: RateLimitFacts = { blockMs, remaining, resetMs: info?.resetMs, limit: info?.limit || undefined };
+    return window > 0 || this.#keys.has(key) || holds(facts) ? this.apply(key, facts, window) : false;
   }
 
   /** Blocks `key` for `ms` from now unless it already is for longer; then shares it (`RedisRateLimiter`). @internal */
   block(key: string, ms: number): boolean {
-    ms = Math.min(ms, MAX_BLOCK_MS);
-    const extended = this.extend(key, ms);
-    if (extended) this.share(key, ms);
-    return extended;
+    return this.apply(key, { blockMs: ms }, 0);
   }
 
-  /** Shares a new block with other processes: nothing here. */
-  protected share(key: string, ms: number): void {
-    void key;
-    void ms;
+  /** Applies what an answer said to `key`, here; `RedisRateLimiter` shares it too. True when it set or extended a block. */
+  protected apply(key: string, facts: RateLimitFacts, window: number): boolean {
+    return this.learnHere(key, facts, window);
   }
 
-  /** Blocks `key` for `ms` from now unless already blocked longer, in this process only; true when extended. */
-  protected extend(key: string, ms: number): boolean {
-    const until = Date.now() + Math.min(ms, MAX_BLOCK_MS);
+  /**
+   * What an answer said, applied to this process's state of `key` (redis-rate-limiter.ts's LEARN script does the same
+   * in Redis): a block only ever extended; a quota counted in the window the request took its turn of (or the current
+   * one, for a request that took none): what is left only ever lowered, the end only ever brought forward (a reset is an
+   * upper bound: whole seconds, rounded up) but for a guessed one, which its first answer sets.
+   */
+  protected learnHere(key: string, { blockMs, remaining, resetMs, limit }: RateLimitFacts, window: number): boolean {
+    const now = Date.now();
     const entry = this.#entry(key);
-    if (!(until > entry.until) || !Number.isFinite(until)) return false;
-    entry.until = until;
-    clearTimeout(entry.timer);
+    let blocked = false;
+    entry.seen = now;
+    if (window > 0 && window === entry.window && entry.sent > 0) entry.sent--; // it arrived: the service counts it
+    if (limit !== undefined) entry.limit = limit;
+    if (resetMs !== undefined) entry.windowMs = Math.min(MAX_BLOCK_MS, Math.max(entry.windowMs, resetMs));
+    if (blockMs !== undefined && blockMs > 0) blocked = extend(entry, now + Math.min(blockMs, MAX_BLOCK_MS));
+    if (remaining !== undefined && resetMs !== undefined) {
+      const end = now + Math.min(resetMs, MAX_BLOCK_MS);
+      const current = window === entry.window || (window === 0 && !entry.guessed);
+      if (entry.limit === 0) {
+        if (remaining === 0) blocked = extend(entry, end) || blocked; // no limit stated: a spent quota is a block
+      } else if (entry.window === 0) {
+        Object.assign(entry, { window: 1, left: remaining, sent: 0, end, guessed: false }); // the first quota known
+      } else if (current) {
+        if (entry.guessed || end < entry.end) entry.end = end;
+        entry.guessed = false;
+        entry.left = Math.min(entry.left, remaining);
+      }
+    }
     this.#arm(key, entry);
-    callHook(this.#onRateLimit, () => ({ key, state: 'limited' as const, blockedUntil: new Date(until) }));
-    return true;
+    return blocked;
   }
 
-  /** A timer to tell `cleared` once the block has passed; unref'd: it keeps no process alive. */
+  /** Whether this process paces `key` by a quota (a limit is known): `RedisRateLimiter` then takes turns in Redis. */
+  protected paced(key: string): boolean {
+    return (this.#keys.get(key)?.limit ?? 0) > 0;
+  }
+
+  /**
+   * Sets this process's copy of `key`'s quota window to what Redis holds (`limit` 0: Redis has none, the key's calls
+   * go without a turn until an answer says otherwise), so that its calls wait here, with no command, while it is spent.
+   */
+  protected follow(key: string, window: number, left: number, endMs: number, limit: number): void {
+    const entry = this.#entry(key);
+    const now = Date.now();
+    Object.assign(entry, { window, left, sent: 0, end: now + endMs, guessed: false, limit, seen: now });
+    this.#arm(key, entry);
+  }
+
+  #take(key: string, entry: Entry, now: number): Turn {
+    entry.seen = now;
+    if (now < entry.blockedUntil) {
+      const waitMs = entry.blockedUntil - now;
+      // No limit known: nothing says how many may go when it passes, so the held calls go out spread.
+      return { waitMs, window: 0, spreadMs: entry.limit === 0 ? Math.min(waitMs, 5_000) : 0 };
+    }
+    if (entry.limit === 0) return GO;
+    // A new window: the previous one's requests still on their way may land in it, and count there.
+    if (now >= entry.end) Object.assign(entry, { window: entry.window + 1, left: entry.limit - entry.sent, sent: 0, end: now + entry.windowMs, guessed: true });
+    if (entry.left > 0) {
+      entry.left--;
+      entry.sent++;
+      if (entry.left === 0) this.#arm(key, entry);
+      return { waitMs: 0, window: entry.window, spreadMs: 0 };
+    }
+    return { waitMs: entry.end - now, window: 0, spreadMs: 0 };
+  }
+
+  /**
+   * Tells `limited` when the key's calls are held longer than last told, and sets one unref'd timer for the next
+   * thing to do: tell `cleared` when they may go again, drop the entry once nothing is held, waiting or counted (a
+   * quota is kept a minute, or a window if longer, past its window's end or its last use here, so that a burst after a
+   * pause is paced from its first request: a key another process keeps busy may go that long without a call here).
+   */
   #arm(key: string, entry: Entry): void {
-    entry.timer = setTimeout(() => {
-      if (entry.until > Date.now()) return this.#arm(key, entry); // a timer that fired early
-      entry.until = 0;
-      entry.timer = undefined;
-      this.#tidy(key, entry);
+    const now = Date.now();
+    const until = heldUntil(entry, now);
+    if (until > now && until > entry.told) {
+      entry.told = until;
+      callHook(this.#onRateLimit, () => ({ key, state: 'limited' as const, blockedUntil: new Date(until) }));
+    } else if (until <= now && entry.told > 0) {
+      entry.told = 0;
       callHook(this.#onRateLimit, () => ({ key, state: 'cleared' as const, blockedUntil: undefined }));
-    }, entry.until - Date.now());
-    (entry.timer as { unref?: () => void }).unref?.();
+    }
+    const keep = entry.limit === 0 ? until : Math.max(until, Math.max(entry.end, entry.seen) + Math.max(entry.windowMs, 60_000));
+    clearTimeout(entry.timer);
+    entry.timer = undefined;
+    if (keep > now) {
+      entry.timer = setTimeout(() => this.#arm(key, entry), Math.min(until > now ? until : keep, now + MAX_BLOCK_MS) - now);
+      (entry.timer as { unref?: () => void }).unref?.();
+    } else if (entry.queued <= 0 && this.#keys.get(key) === entry) {
+      this.#keys.delete(key);
+    }
   }
 
   #entry(key: string): Entry {
     let entry = this.#keys.get(key);
-    if (entry === undefined) this.#keys.set(key, (entry = { until: 0, queued: 0, timer: undefined }));
+    if (entry === undefined) {
+      entry = { blockedUntil: 0, window: 0, left: 0, end: 0, sent: 0, guessed: false, limit: 0, windowMs: 0, queued: 0, seen: 0, told: 0, timer: undefined };
+      this.#keys.set(key, entry);
+    }
     return entry;
   }
+}
 
-  /** Drops a key nobody waits on once its block passed: the map holds only keys limited now. */
-  #tidy(key: string, entry: Entry): void {
-    if (entry.queued <= 0 && entry.timer === undefined) this.#keys.delete(key);
-  }
+/** Whether an answer's facts hold a key that is not limited yet: a block, a spent quota, or at most half of it left. */
+function holds({ blockMs, remaining, resetMs, limit }: RateLimitFacts): boolean {
+  return (blockMs !== undefined && blockMs > 0) || (remaining !== undefined && resetMs !== undefined && (remaining === 0 || (limit !== undefined && remaining * 4 <= limit * 3)));
+}
+
+/** Until when the entry's calls wait: its block, or its window's end once the window's requests are all taken. */
+function heldUntil(entry: Entry, now: number): number {
+  return Math.max(entry.blockedUntil, entry.limit > 0 && entry.left <= 0 && entry.end > now ? entry.end : 0);
+}
+
+/** Extends the entry's block to `until`; true when it was shorter. */
+function extend(entry: Entry, until: number): boolean {
+  if (!(until > entry.blockedUntil) || !Number.isFinite(until)) return false;
+  entry.blockedUntil = until;
+  return true;
 }

@@ -26,7 +26,7 @@ import { withExtraBody, withExtraQuery } from './extra-fields.js';
 import { checkedHeaders, setChecked } from './headers.js';
 import { clientOption, READ_OPTIONS, WRITE_OPTIONS, type PipelineConfig, type RequestSpec, type WriteRequestOptions } from './options.js';
 import { retryDelay, type RetryRules } from './retry.js';
-import type { RateLimiter } from './rate-limiter.js';
+import { GO, type RateLimiter, type Turn } from './rate-limiter.js';
 
 /** A call without options: on a null prototype, as `checkOptions` gives them (`Object.prototype.timeoutMs` is no option). */
 const NO_OPTIONS: WriteRequestOptions = Object.freeze(Object.create(null));
@@ -53,6 +53,8 @@ export class Pipeline {
   #tokenHeaders: { token: string; headers: Readonly<Record<string, string>> } | undefined;
   /** Whether any call of this client had a 2xx: its base URL is then right, and a 404 is about the item. */
   #answered = false;
+  /** This client's requests on their way: an answer's `RateLimit-Remaining` does not count them yet. */
+  #sending = 0;
 
   /** `config` may be shared by many pipelines; `tokens` and `limitKey` are this client's own. */
   constructor(config: PipelineConfig, tokens: TokenSource, limitKey = 'default') {
@@ -79,13 +81,20 @@ export class Pipeline {
       let response: Response | undefined;
       let failure: unknown;
       let blockedByThis = false; // this call's answer set the user's block
-      // The user's calls wait while the service told any of them to (a Map lookup when they need not).
-      if (limiter.waitMs(key) > 0) await limitWait(limiter, key, call);
+      // The user's turn: at once (a Map lookup) unless the service told its calls to wait, or the requests its
+      // quota allows until the reset are all taken; `window`: the quota window this call counts in (0: none).
+      const turn = limiter.take(key);
+      const window = turn === GO ? 0 : await waitTurn(limiter, key, turn, call);
       try {
         // The token, before the attempt's time-out starts: at hand (a fixed token, a fresh cached one) without a wait.
         const token = fresh ?? this.#tokens.peek() ?? (await tokenWait(this.#tokens.get(), call));
-        response = await this.#send(call, token, tokens.push(token));
-        blockedByThis = limiter.learn(key, response);
+        this.#sending++;
+        try {
+          response = await this.#send(call, token, tokens.push(token));
+        } finally {
+          this.#sending--;
+        }
+        blockedByThis = limiter.learn(key, response, window, this.#sending);
         // A 401, once: a newer token and the call sent again at once (Assumptions table, "Errors"). A streamed upload
         // cannot be sent again, and a 401 that no newer token answers stands.
         if (response.status === 401 && fresh === undefined && call.rules.bodyReplayable) {
@@ -112,7 +121,7 @@ export class Pipeline {
       retries++;
       retrying(this.#config.hooks, call, tokens.length + 1, delayMs, response?.status, failure);
       // The call whose answer set the block goes again when it ends, to the millisecond; a call the block holds
-      // otherwise waits at the top of the loop, released with jitter among the user's other calls.
+      // otherwise waits for its turn at the top of the loop.
       if (blockedByThis || limiter.waitMs(key) === 0) await sleep(delayMs, signal);
     }
   }
@@ -254,21 +263,20 @@ function jsonText(value: unknown, extraBody: unknown): string {
 }
 
 /**
- * A call's wait while its key is blocked: at once a `RateLimitError` (nothing sent) when longer than
- * `maxRetryAfterMs`; else until the block passes plus a random part of it again (at most 5 s), so that the calls it
- * held, in every process, go out spread over about one more wait, and the first answers (`RateLimit-Remaining: 0`)
- * hold the rest before they leave; again if it was extended meanwhile. (Released together, the calls a fleet queued
- * for a user outnumber the next window's quota and all go out before its first answer comes back.)
- * Ended by the caller's signal; counted in the key's `queued`.
+ * A call's wait for its turn (`RateLimiter.take`): at once a `RateLimitError` (nothing sent) when longer than
+ * `maxRetryAfterMs`; else the wait (plus its random spread), then the turn asked again. Ended by the caller's signal;
+ * counted in the key's `queued`. Resolves with the quota window of the turn taken.
  */
-async function limitWait(limiter: RateLimiter, key: string, { signal, rules }: Call<unknown>): Promise<void> {
-  for (let ms = limiter.waitMs(key); ms > 0; ms = limiter.waitMs(key)) {
+async function waitTurn(limiter: RateLimiter, key: string, first: Turn | Promise<Turn>, { signal, rules }: Call<unknown>): Promise<number> {
+  for (let turn = await first; ; turn = await limiter.take(key)) {
+    const ms = turn.waitMs;
+    if (ms <= 0) return turn.window;
     if (ms > rules.maxRetryAfterMs) {
       throw new RateLimitError(429, undefined, new Headers(), `Rate limited: the service asked to wait ${Math.ceil(ms / 1000)} s, longer than maxRetryAfterMs (${rules.maxRetryAfterMs} ms); nothing was sent. Try again after error.retryAt.`, ms);
     }
     limiter.queue(key, 1);
     try {
-      await sleep(ms + Math.random() * Math.min(ms, 5_000), signal);
+      await sleep(ms + Math.random() * turn.spreadMs, signal);
     } finally {
       limiter.queue(key, -1);
     }

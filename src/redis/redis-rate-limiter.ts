@@ -1,14 +1,16 @@
 /**
- * `RedisRateLimiter`: the `RateLimiter` of the main entry, its blocks shared by every process on one Redis (or Redis
- * Cluster). A block is a key `<prefix>:{<key>}` with a relative expiry (`PX`: the hosts' clocks do not matter), only
- * ever extended (one script: set when the new wait is longer than its PTTL), and PUBLISHed on `<prefix>`: each
- * process holds one subscription (a duplicate of the client) and copies the blocks into its own in-process state.
- * So a call costs no Redis command at all unless its answer blocks its user (a 429, `RateLimit-Remaining: 0`).
- * Redis down or slow: the script is cut off by `commandTimeoutMs` and dropped, the subscription misses what it
- * misses; each process goes on with its own blocks. Never a wait on Redis inside a call.
+ * `RedisRateLimiter`: the `RateLimiter` of the main entry, its blocks and quota windows kept in Redis (or a Redis
+ * Cluster) for every process. A key's state is one hash `<prefix>:{<key>}`, with Redis's own clock in its scripts and
+ * a relative expiry (the hosts' clocks do not matter): LEARN applies an answer, TAKE takes a turn, each the same steps
+ * as the in-process limiter. A new or longer block, or a key newly paced, is PUBLISHed on `<prefix>`: each process
+ * holds one subscription (a duplicate of the client) and copies it into its own state.
+ * Cost: a call costs no Redis command unless its user is limited (a block, or most of a stated quota spent); then
+ * one TAKE before each attempt and one LEARN after it. Redis down or slow: each command is cut off by
+ * `commandTimeoutMs`, LEARNs are dropped, TAKEs fall back to this process's own state for a pause: each process goes
+ * on with its own blocks and quotas, never a failed call because of the limiter.
  */
 import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
-import { RateLimiter, type RateLimiterOptions } from '../http/rate-limiter.js';
+import { MAX_BLOCK_MS, RateLimiter, type RateLimiterOptions, type RateLimitFacts, type Turn } from '../http/rate-limiter.js';
 import { defineScript, RedisConnection, type RedisClientLike } from './redis-connection.js';
 
 /** Options of `new RedisRateLimiter(...)`. */
@@ -26,17 +28,62 @@ export interface RedisRateLimiterOptions extends RateLimiterOptions {
 
 const OPTIONS = /* @__PURE__ */ optionNames<RedisRateLimiterOptions>({ redis: 0, prefix: 0, commandTimeoutMs: 0, key: 0, onRateLimit: 0 });
 
+/** How long paced keys take their turns in this process after Redis failed a TAKE, before Redis is asked again. */
+const REDIS_PAUSE_MS = 5_000;
+
 /**
- * KEYS[1] the block; ARGV[1] wait ms, ARGV[2] channel, ARGV[3] message. Extends the block when the new wait is longer
- * than what is left of it and publishes the message; returns the wait now stored, in ms.
+ * Both scripts read Redis's own clock (TIME), the same for every process. A key's state is one hash, the fields of
+ * rate-limiter.ts's Entry: b blockedUntil, w window, l left, e end, f sent,
+ * g guessed, L limit, W windowMs. TAKE is `RateLimiter`'s `#take`: KEYS[1] the state; returns {wait ms, window, limit, left, ms
+ * to the window's end}, a request of `window` taken when the wait is 0; limit 0: Redis has no quota of the key.
  */
-const EXTEND = defineScript(`
-local left = redis.call('PTTL', KEYS[1])
-local ms = tonumber(ARGV[1])
-if left >= ms then return left end
-redis.call('SET', KEYS[1], '1', 'PX', ms)
-redis.call('PUBLISH', ARGV[2], ARGV[3])
-return ms
+const TAKE = /* @__PURE__ */ defineScript(`
+local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local s = redis.call('HMGET', KEYS[1], 'b', 'w', 'l', 'e', 'L', 'W', 'f')
+local b, w, l, e, L, W, f = tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0, tonumber(s[4]) or 0, tonumber(s[5]) or 0, tonumber(s[6]) or 0, tonumber(s[7]) or 0
+if now < b then return {b - now, w, L, l, e - now} end
+if L == 0 then return {0, 0, 0, 0, 0} end
+if now >= e then
+  w = w + 1 l = L - f f = 0 e = now + W
+  redis.call('HSET', KEYS[1], 'w', w, 'e', e, 'g', 1)
+end
+if l <= 0 then redis.call('HSET', KEYS[1], 'l', l, 'f', f) return {e - now, w, L, l, e - now} end
+redis.call('HSET', KEYS[1], 'l', l - 1, 'f', f + 1)
+redis.call('PEXPIRE', KEYS[1], math.max(b, e + W) - now)
+return {0, w, L, l - 1, e - now}
+`);
+
+/**
+ * LEARN is `RateLimiter`'s `learnHere`: KEYS[1] the state; ARGV[1] block ms (0: none), ARGV[2] remaining (-1: not
+ * said), ARGV[3] reset ms (-1), ARGV[4] limit (0), ARGV[5] the request's window (0: none), ARGV[6] channel, ARGV[7]
+ * key. A new or longer block, or a key newly paced, is PUBLISHed: every process then holds or paces it too.
+ */
+const LEARN = /* @__PURE__ */ defineScript(`
+local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local s = redis.call('HMGET', KEYS[1], 'b', 'w', 'l', 'e', 'g', 'L', 'W', 'f')
+local b, w, l, e, g, L, W, f = tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0, tonumber(s[4]) or 0, s[5] == '1', tonumber(s[6]) or 0, tonumber(s[7]) or 0, tonumber(s[8]) or 0
+local block, R, T, limit, win = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local told = false
+if win > 0 and win == w and f > 0 then f = f - 1 end
+if limit > 0 then told = L == 0 L = limit end
+if T > W then W = T end
+if block > 0 and now + block > b then b = now + block told = true end
+if R >= 0 and T >= 0 then
+  local current = win == w or (win == 0 and not g)
+  if L == 0 then
+    if R == 0 and now + T > b then b = now + T told = true end
+  elseif w == 0 then
+    w = 1 l = R f = 0 e = now + T g = false
+  elseif current then
+    if g or now + T < e then e = now + T end
+    g = false
+    if R < l then l = R end
+  end
+end
+redis.call('HSET', KEYS[1], 'b', b, 'w', w, 'l', l, 'e', e, 'f', f, 'g', g and 1 or 0, 'L', L, 'W', W)
+redis.call('PEXPIRE', KEYS[1], math.max(1, math.max(b, e + W) - now))
+if told then redis.call('PUBLISH', ARGV[6], cjson.encode({ARGV[7], math.max(0, b - now), L, W})) end
+return math.max(0, b - now)
 `);
 
 /** The part of a subscriber connection used: ioredis (`subscribe` + `message` events) or node-redis (`subscribe(channel, listener)`). */
@@ -63,6 +110,8 @@ export class RedisRateLimiter extends RateLimiter {
   readonly #connection: RedisConnection<'share'>;
   readonly #prefix: string;
   readonly #subscriber: Subscriber | undefined;
+  /** Until when paced keys take their turns in this process: Redis failed a TAKE. */
+  #pausedUntil = 0;
 
   constructor(options: RedisRateLimiterOptions) {
     const checked = checkOptions(options, OPTIONS, 'new RedisRateLimiter()');
@@ -74,6 +123,9 @@ export class RedisRateLimiter extends RateLimiter {
     // Its errors never reach a caller: a block that cannot be shared stays this process's own.
     this.#connection = new RedisConnection<'share'>(checked.redis, prefix, timeoutMs, () => new Error('Redis rate limiter unavailable'));
     this.#subscriber = this.#subscribe(checked.redis as unknown as { duplicate?: () => Subscriber });
+    // Both scripts hashed and known to Redis before the first call: a TAKE must not overtake the LEARN sent before it
+    // (a first hash still being computed, or a NOSCRIPT answer and its retry, would let it).
+    for (const script of [TAKE, LEARN]) void script.sha1.then(() => this.#connection.command('share', ['SCRIPT', 'LOAD', script.source])).catch(() => undefined);
   }
 
   /** Ends the subscriber connection (the client you passed stays yours). */
@@ -82,13 +134,43 @@ export class RedisRateLimiter extends RateLimiter {
     await (subscriber?.destroy ?? subscriber?.disconnect)?.call(subscriber);
   }
 
-  protected override share(key: string, ms: number): void {
-    const message = JSON.stringify([key, ms]);
-    this.#connection.script('share', EXTEND, [`${this.#prefix}:{${key}}`], [String(Math.ceil(ms)), this.#prefix, message]).then(
+  /**
+   * A paced key's turn is taken in Redis (one command), unless this process already knows its calls must wait; any
+   * other key's here, with no command. Redis down or slow (a TAKE failed, within `commandTimeoutMs`): this process's
+   * own turns for `REDIS_PAUSE_MS`, then Redis is asked again (fail open: never a failed call, nor a wait per call).
+   */
+  override take(key: string): Turn | Promise<Turn> {
+    if (!this.paced(key) || this.waitMs(key) > 0 || Date.now() < this.#pausedUntil) return super.take(key);
+    return this.#connection.script('share', TAKE, [this.#stateKey(key)], []).then(
+      (reply) => {
+        const [waitMs, window, limit, left, endMs] = Array.isArray(reply) ? reply.map(Number) : [];
+        if (![waitMs, window, limit, left, endMs].every(Number.isFinite)) return super.take(key);
+        // Known here from now on: while the window is spent, the calls that follow wait without asking Redis.
+        this.follow(key, window!, left!, endMs!, limit!);
+        return waitMs! > 0 ? { waitMs: waitMs!, window: 0, spreadMs: 0 } : { waitMs: 0, window: window!, spreadMs: 0 };
+      },
+      () => {
+        this.#pausedUntil = Date.now() + REDIS_PAUSE_MS;
+        return super.take(key);
+      },
+    );
+  }
+
+  /** What an answer said, here and in Redis for every process. */
+  protected override apply(key: string, facts: RateLimitFacts, window: number): boolean {
+    const blocked = this.learnHere(key, facts, window);
+    const { blockMs = 0, remaining = -1, resetMs = -1, limit = 0 } = facts;
+    const args = [blockMs, remaining, resetMs, limit].map((n) => String(Math.ceil(Math.min(n, MAX_BLOCK_MS))));
+    this.#connection.script('share', LEARN, [this.#stateKey(key)], [...args, String(window), this.#prefix, key]).then(
       // Another process's block is longer: hold to it.
-      (stored) => typeof stored === 'number' && stored > ms && this.extend(key, stored),
+      (storedMs) => typeof storedMs === 'number' && storedMs > blockMs && this.learnHere(key, { blockMs: storedMs }, 0),
       () => undefined,
     );
+    return blocked;
+  }
+
+  #stateKey(key: string): string {
+    return `${this.#prefix}:{${key}}`;
   }
 
   /** One subscription per limiter: other processes' blocks, copied into this one's. A client without `duplicate` shares one way only. */
@@ -98,8 +180,9 @@ export class RedisRateLimiter extends RateLimiter {
     const channel = this.#prefix;
     const receive = (message: string) => {
       try {
-        const [key, ms] = JSON.parse(message) as [unknown, unknown];
-        if (typeof key === 'string' && typeof ms === 'number' && ms > 0) this.extend(key, ms);
+        const [key, blockMs, limit, windowMs] = JSON.parse(message) as unknown[];
+        if (typeof key !== 'string' || ![blockMs, limit, windowMs].every((n) => typeof n === 'number' && n >= 0)) return;
+        this.learnHere(key, { blockMs: blockMs as number, limit: (limit as number) || undefined, resetMs: (windowMs as number) || undefined }, 0);
       } catch {
         // not one of ours
       }

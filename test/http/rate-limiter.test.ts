@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PostSched, RateLimiter, RateLimitError, type RateLimitEvent, UserClients } from '@postsched/sdk';
-import { BASE, wirePost } from '../helpers.js';
+import { BASE, windowService, wirePost } from '../helpers.js';
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
@@ -174,5 +174,71 @@ describe('one backoff per user in a UserClients', () => {
     expect(sent).toHaveLength(1);
     await advance(3_000);
     expect((await other).error).toBeUndefined();
+  });
+});
+
+describe("pacing a user's stated quota (RateLimit-Limit, -Remaining, -Reset)", () => {
+  it('once a quarter of it is spent, the calls made at once go as many as the window has left, then `limit` per window: none refused', async () => {
+    const service = windowService({ limit: 10, windowMs: 2_000 });
+    const events: RateLimitEvent[] = [];
+    const users = await usersOver(service.fetch, { rateLimiter: new RateLimiter({ onRateLimit: (event) => events.push(event) }) });
+    const client = users.client('u1');
+    for (let i = 0; i < 3; i++) await client.posts.get('post_1'); // remaining 9, 8, 7: a quarter spent
+    const start = Date.now();
+    const calls = Array.from({ length: 27 }, () => settle(client.posts.get('post_1')));
+    await advance(0);
+    expect(service.windows).toEqual([10]);
+    // The other 20 wait for the window's end (its reset), told to the hook and seen in the state.
+    expect(users.rateLimit('u1')).toEqual({ blockedUntil: new Date(start + 2_000), queued: 20 });
+    expect(events).toEqual([{ key: 'u1', state: 'limited', blockedUntil: new Date(start + 2_000) }]);
+    await advance(2_000);
+    expect(service.windows).toEqual([10, 10]);
+    await advance(2_000);
+    expect(service.windows).toEqual([10, 10, 10]);
+    expect((await Promise.all(calls)).filter((r) => r.error !== undefined)).toEqual([]);
+    expect(service.refused()).toBe(0);
+    // Each window spent is told (the third too: a call made now would wait for its end), each end too.
+    expect(events.map((e) => e.state)).toEqual(['limited', 'cleared', 'limited', 'cleared', 'limited']);
+  });
+
+  it("forgets a paced user a minute after its last call: no timer is left behind", async () => {
+    const service = windowService({ limit: 10, windowMs: 2_000 });
+    const users = await usersOver(service.fetch);
+    for (let i = 0; i < 3; i++) await users.client('u1').posts.get('post_1'); // paced
+    const calls = Array.from({ length: 9 }, () => settle(users.client('u1').posts.get('post_1'))); // a window spent
+    await advance(2_000);
+    expect((await Promise.all(calls)).every((r) => r.error === undefined)).toBe(true);
+    expect(vi.getTimerCount()).toBeGreaterThan(0);
+    await advance(62_000);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('counts other clients of the service: each answer lowers what is left to what the service says', async () => {
+    const service = windowService({ limit: 10, windowMs: 2_000 });
+    const users = await usersOver(service.fetch);
+    for (let i = 0; i < 3; i++) await users.client('u1').posts.get('post_1'); // paced: 7 left
+    // Another app instance (not sharing this limiter) spends 4 of them.
+    for (let i = 0; i < 4; i++) await service.fetch();
+    await users.client('u1').posts.get('post_1'); // its answer: 2 left
+    const calls = Array.from({ length: 5 }, () => settle(users.client('u1').posts.get('post_1')));
+    await advance(0);
+    expect(service.windows).toEqual([10]);
+    await advance(2_000);
+    expect((await Promise.all(calls)).every((r) => r.error === undefined)).toBe(true);
+    expect(service.refused()).toBe(0);
+  });
+
+  it('with no limit stated, a spent quota is a block: the held calls go out after the reset, spread over up to one more wait', async () => {
+    const service = windowService({ limit: 2, windowMs: 2_000, stateLimit: false });
+    const users = await usersOver(service.fetch);
+    const client = users.client('u1');
+    await client.posts.get('post_1');
+    await client.posts.get('post_1'); // remaining 0, reset 2 s
+    const calls = Array.from({ length: 2 }, () => settle(client.posts.get('post_1')));
+    await advance(1_999);
+    expect(service.windows).toEqual([2]);
+    await advance(2_001);
+    expect(service.windows).toEqual([2, 2]);
+    expect((await Promise.all(calls)).every((r) => r.error === undefined)).toBe(true);
   });
 });

@@ -8,6 +8,7 @@ import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostSched, ValidationError } from '@postsched/sdk';
 import { RedisRateLimiter, type RedisClientLike } from '@postsched/sdk/redis';
+import { windowService } from '../helpers.js';
 import { CLIENT_KINDS } from './redis-clients.js';
 import { type RedisCluster, type RedisServer, startRedisCluster, startRedisServer } from './redis-server.js';
 
@@ -64,6 +65,47 @@ function sharing(connect: () => Promise<{ clients: [RedisClientLike, RedisClient
       expect(Number(await raw('PTTL', `${prefix}:{default}`))).toBeGreaterThan(-3); // stored with an expiry (or already expired)
     } finally {
       await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it("two limiters pace one user's stated quota together: their calls go at most `limit` per window, none refused", { timeout: 30_000 }, async () => {
+    const prefix = `rl:${crypto.randomUUID()}`;
+    const a = new RedisRateLimiter({ redis: clients[0], prefix });
+    const b = new RedisRateLimiter({ redis: clients[1], prefix });
+    try {
+      await subscribed(a, b);
+      const service = windowService({ limit: 10, windowMs: 2_000 });
+      const first = new PostSched({ baseUrl: BASE, auth: 'tok_a', fetch: service.fetch, rateLimiter: a });
+      const second = new PostSched({ baseUrl: BASE, auth: 'tok_b', fetch: service.fetch, rateLimiter: b });
+      for (let i = 0; i < 3; i++) await first.posts.get('post_1'); // 7 left: the user is paced, in Redis
+      // 5 left. The second turn of `second` is taken after its first answer reached Redis (one connection, in order):
+      // a request sent before its process knew the user is paced counts only once its answer is back.
+      for (let i = 0; i < 2; i++) await second.posts.get('post_1');
+      const calls = Array.from({ length: 15 }, (_, i) => (i % 2 === 0 ? first : second).posts.get('post_1'));
+      const outcomes = await Promise.allSettled(calls);
+      expect(outcomes.filter((o) => o.status === 'rejected')).toEqual([]);
+      expect(service.refused()).toBe(0);
+      expect(service.windows).toEqual([10, 10]);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('costs no Redis command while a user has most of its stated quota left', async () => {
+    const [client] = clients;
+    let commands = 0;
+    const counted = 'call' in client ? { call: (...args: string[]) => (commands++, client.call(...(args as [string]))) } : { sendCommand: (args: string[]) => (commands++, (client as { sendCommand: (args: string[]) => Promise<unknown> }).sendCommand(args)) };
+    const limiter = new RedisRateLimiter({ redis: counted, prefix: `rl:${crypto.randomUUID()}` });
+    try {
+      await sleep(100); // the two SCRIPT LOADs of the constructor
+      const before = commands;
+      const service = windowService({ limit: 100, windowMs: 60_000 });
+      const user = new PostSched({ baseUrl: BASE, auth: 'tok_a', fetch: service.fetch, rateLimiter: limiter });
+      await Promise.all(Array.from({ length: 20 }, () => user.posts.get('post_1')));
+      expect(commands - before).toBe(0);
+      expect(service.windows).toEqual([20]);
+    } finally {
+      await limiter.close();
     }
   });
 
@@ -141,6 +183,13 @@ describe('Redis stopped', () => {
         expect(outcomes.map((o) => o.status)).toEqual(Array(6).fill('fulfilled'));
         // The block held this process's calls all the same: one 429, then each call once.
         expect(arrived).toHaveLength(7);
+        // A user whose quota is paced: its turns are taken here, none waits on Redis past commandTimeoutMs more than once.
+        const paced = windowService({ limit: 10, windowMs: 2_000 });
+        const user = new PostSched({ baseUrl: BASE, auth: 'tok_2', fetch: paced.fetch, rateLimiter: limiter, maxRetries: 0 });
+        for (let i = 0; i < 3; i++) await user.posts.get('post_1');
+        const calls = await Promise.allSettled(Array.from({ length: 7 }, () => user.posts.get('post_1')));
+        expect(calls.map((o) => o.status)).toEqual(Array(7).fill('fulfilled'));
+        expect(paced.refused()).toBe(0);
       } finally {
         await limiter.close();
         await connection.close();
