@@ -33,8 +33,8 @@ export interface PostSchedOptions extends Hooks {
   /** Any Fetch-compatible function (tests, proxies, edge runtimes). Default: the global `fetch`. */
   fetch?: (input: Request, init?: RequestInit) => Promise<Response>;
   /**
-   * Shares this client's backoff after a 429 (or `RateLimit-Remaining: 0`) with other clients holding the same
-   * limiter: a `RateLimiter`, or a `RedisRateLimiter` (`@postsched/sdk/redis`) for every process. Default: one of its
+   * Shares this client's backoff after a 429 and the pacing of its stated quota (`RateLimit-*`) with other clients
+   * holding the same limiter: a `RateLimiter`, or a `RedisRateLimiter` (`@postsched/sdk/redis`) for every process. Default: one of its
    * own, shared with its `withOptions` copies. README, "Rate limits".
    */
   rateLimiter?: RateLimiter;

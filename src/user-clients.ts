@@ -100,8 +100,8 @@ export interface UserClientsOptions {
    */
   managerOptions?: Omit<TokenManagerOptions, 'oauth' | 'store' | 'onTokens' | 'userId'>;
   /**
-   * The backoff after a 429 (or `RateLimit-Remaining: 0`), per user: a `RedisRateLimiter` (`@postsched/sdk/redis`)
-   * shares it with every process. Default: a `RateLimiter` of this `UserClients`, shared by all clients of a user in
+   * The backoff after a 429 and the pacing of a stated quota (`RateLimit-*`), per user: a `RedisRateLimiter`
+   * (`@postsched/sdk/redis`) shares them with every process. Default: a `RateLimiter` of this `UserClients`, shared by all clients of a user in
    * this process. README, "Rate limits".
    */
   rateLimiter?: RateLimiter;

@@ -160,7 +160,8 @@ export class RedisRateLimiter extends RateLimiter {
   protected override apply(key: string, facts: RateLimitFacts, window: number): boolean {
     const blocked = this.learnHere(key, facts, window);
     const { blockMs = 0, remaining = -1, resetMs = -1, limit = 0 } = facts;
-    const args = [blockMs, remaining, resetMs, limit].map((n) => String(Math.ceil(Math.min(n, MAX_BLOCK_MS))));
+    // Whole numbers for Lua: the waits at most a day, the counts at most 15 digits (core/rate-limit.ts).
+    const args = [Math.min(blockMs, MAX_BLOCK_MS), remaining, Math.min(resetMs, MAX_BLOCK_MS), limit].map((n) => String(Math.ceil(n)));
     this.#connection.script('share', LEARN, [this.#stateKey(key)], [...args, String(window), this.#prefix, key]).then(
       // Another process's block is longer: hold to it.
       (storedMs) => typeof storedMs === 'number' && storedMs > blockMs && this.learnHere(key, { blockMs: storedMs }, 0),
