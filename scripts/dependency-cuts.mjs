@@ -3,6 +3,7 @@
 // ships it. Each cut names why the code is unreachable, leaves a loud failure in its place should it ever be reached,
 // and fails the build when a new version of the dependency no longer matches it (test/size/dependency-cuts.test.ts).
 import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 
 /**
  * oauth4webapi without its OpenID `id_token` check. Every token answer reaches oauth4webapi through
@@ -41,29 +42,130 @@ export const withoutKyProgress = {
         'export const streamRequest = notBundled;\nexport const streamResponse = notBundled;\n',
       loader: 'js',
     }));
-  },
-};
-
-/**
- * ky without its retry machinery's own parts: the SDK owns its retry loop and calls ky with `retry: 0` and no hooks,
- * so ky's retry gives up on its first check (`retryCount > limit`) before it wraps a thrown value (`NonError`), waits
- * (utils/delay.js) or meets a `ForceRetryError` (made only from an afterResponse hook's `ky.retry()`): ~0.2 KB gz. The
- * two error classes become bare ones (never made, so `instanceof` is false as before); the wait throws.
- */
-export const withoutKyRetry = {
-  name: 'ky-without-retry',
-  setup(build) {
-    const stubs = {
-      'errors/NonError.js': 'export class NonError extends Error {}\n',
-      'errors/ForceRetryError.js': 'export class ForceRetryError extends Error {}\n',
-      'utils/delay.js': "export default async function delay() { throw new Error('@postsched/sdk bundles ky without its retry wait (it calls ky with retry: 0)'); }\n",
-    };
-    build.onLoad({ filter: /[\\/]ky[\\/]distribution[\\/](?:errors[\\/](?:NonError|ForceRetryError)|utils[\\/]delay)\.js$/ }, ({ path }) => ({
-      contents: stubs[path.replace(/\\/g, '/').replace(/^.*\/distribution\//, '')],
+    // The size of a form boundary, for the upload's progress (body.js only), measured as ky loads.
+    build.onLoad({ filter: /[\\/]ky[\\/]distribution[\\/]core[\\/]constants\.js$/ }, async ({ path }) => ({
+      contents: applyCuts(path, await readFile(path, 'utf8'), [['the form boundary size', /\nexport const usualFormBoundarySize = [^\n]*\n/, '\n']], 'ky'),
       loader: 'js',
     }));
   },
 };
 
+/** The source of `code` with each of `cuts` applied: [what it is, a pattern that must match exactly once, its replacement]. */
+function applyCuts(path, source, cuts, dependency) {
+  for (const [what, pattern, replacement] of cuts) {
+    const found = typeof pattern === 'string' ? source.split(pattern).length - 1 : (source.match(new RegExp(pattern.source, 'g')) ?? []).length;
+    if (found !== 1) {
+      throw new Error(`${path}: ${what}: found ${found} times, not once (scripts/dependency-cuts.mjs): update the cut for this ${dependency}`);
+    }
+    source = source.replace(pattern, () => replacement);
+  }
+  return source;
+}
+
+/**
+ * A block of ky's source (4-space indents): the line `opening` at `indent` spaces, then every line indented deeper (or
+ * blank), through the `}` that closes it at `indent`.
+ */
+const block = (indent, opening) =>
+  new RegExp(`\\n {${indent}}${opening.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n(?:(?: {${indent + 1},}[^\\n]*)?\\n)*? {${indent}}\\}(?=\\n)`);
+
+/**
+ * ky as the SDK calls it, without what only its other options reach. src/http/request.ts is ky's one caller (the
+ * private import `#ky`): `ky(url, { timeout, retry: 0, throwHttpErrors: false, redirect: 'manual', fetch, method?,
+ * signal?, body?, headers })`, a string URL and a string body, one attempt, every status read by the SDK. So ky's
+ * retries (the wait, `NonError`, `ForceRetryError`, the delay rules and their defaults), its hooks, `HTTPError`,
+ * `prefixUrl`, `searchParams`, `json`, `parseJson`, the response shortcuts (`.json()`: the SDK reads the Response), a
+ * Request or FormData input, and the instance's methods (`ky.get`, `ky.create`, `ky.extend`) are never reached:
+ * ~2.5 KB gz of every bundle with PostSched. In their place, the constructor refuses every option it no longer serves,
+ * naming it; a ky whose code no longer matches a cut fails the build.
+ */
+export const withoutKyUnusedOptions = {
+  name: 'ky-without-unused-options',
+  setup(build) {
+    const refusal =
+      "const notBundled = (what) => { throw new Error(`@postsched/sdk bundles ky without ${what}: the SDK calls it with a string URL, retry: 0 and throwHttpErrors: false`); };\n";
+    const unused = ['hooks', 'context', 'prefixUrl', 'searchParams', 'json', 'parseJson', 'stringifyJson', 'onDownloadProgress', 'onUploadProgress'];
+    const kyCuts = [
+      // The options the cuts below leave unserved, refused as ky is called.
+      [
+        'the constructor',
+        'constructor(input, options = {}) {\n',
+        'constructor(input, options = {}) {\n' +
+          `        for (const name of ${JSON.stringify(unused)}) if (options[name] !== undefined) notBundled(name);\n` +
+          "        if (options.retry !== 0 || options.throwHttpErrors !== false || typeof input !== 'string') notBundled('retries, HTTPError or a Request input');\n",
+      ],
+      ['the hooks', "import { mergeHeaders, mergeHooks } from '../utils/merge.js';", "import { mergeHeaders } from '../utils/merge.js';"],
+      ['the afterResponse hooks', block(12, 'for (const hook of ky.#options.hooks.afterResponse) {'), ''],
+      ['the decorated response (parseJson)', '            ky.#decorateResponse(response);\n', ''],
+      ['the HTTPError of throwHttpErrors', block(12, "if (!response.ok && (typeof ky.#options.throwHttpErrors === 'function'"), ''],
+      ['onDownloadProgress', block(12, 'if (ky.#options.onDownloadProgress) {'), ''],
+      ['the retries', 'ky.#retry(function_)', 'function_()'],
+      ['the response shortcuts', block(8, 'for (const [type, mimeType] of Object.entries(responseTypes)) {'), ''],
+      ['searchParams', block(4, 'static #normalizeSearchParams(searchParams) {'), ''],
+      ['the retry count', '    #retryCount = 0;\n', ''],
+      ['the normalized options', '    #cachedNormalizedOptions;\n', ''],
+      ['the hooks', /\n {12}hooks: mergeHooks\(\{\n(?: {16}\w+: \[\],\n)+ {12}\}, options\.hooks\),/, ''],
+      ['prefixUrl', "            prefixUrl: String(options.prefixUrl || ''),\n", ''],
+      ['the retry options', '            retry: normalizeRetryOptions(options.retry),\n', ''],
+      ['prefixUrl', block(8, "if (this.#options.prefixUrl && typeof this.#input === 'string') {"), ''],
+      ['json', block(8, 'if (this.#options.json !== undefined) {'), ''],
+      [
+        'a FormData body of a Request input',
+        /\n {8}const userProvidedContentType = [^\n]*\n {8}if \(this\.#input instanceof globalThis\.Request\n(?: {12}[^\n]*\n)+ {12}this\.#options\.headers\.delete\('content-type'\);\n {8}\}(?=\n)/,
+        '',
+      ],
+      ['searchParams', block(8, 'if (hasSearchParameters(this.#options.searchParams)) {'), ''],
+      ['onUploadProgress', block(8, 'if (this.#options.onUploadProgress) {'), ''],
+      ['the retry delay', block(4, '#calculateDelay() {'), ''],
+      ['the retry decision', block(4, 'async #calculateRetryDelay(error) {'), ''],
+      ['parseJson', block(4, '#decorateResponse(response) {'), ''],
+      ['the response cancel of hooks and progress', block(4, '#cancelResponseBody(response) {'), ''],
+      ['the retry loop', block(4, 'async #retry(function_) {'), ''],
+      // A new AbortController for an attempt after a time-out: each Ky makes one attempt.
+      ['the next attempt', block(8, 'if (this.#abortController?.signal.aborted) {'), ''],
+      ['the beforeRequest hooks', block(8, 'for (const hook of this.#options.hooks.beforeRequest) {'), ''],
+      ['the hooks\' options', block(4, '#getNormalizedOptions() {'), ''],
+      ['a hook\'s request', block(4, '#assignRequest(request) {'), ''],
+      ['onUploadProgress', block(4, '#wrapRequestWithUploadProgress(request, originalBody) {'), ''],
+    ];
+    build.onLoad({ filter: /[\\/]ky[\\/]distribution[\\/](?:index|core[\\/]Ky|utils[\\/]merge)\.js$/ }, async ({ path }) => {
+      const source = await readFile(path, 'utf8');
+      const file = path.replace(/\\/g, '/').replace(/^.*\/distribution\//, '');
+      if (file === 'core/Ky.js') return { contents: refusal + applyCuts(path, source, kyCuts, 'ky'), loader: 'js' };
+      if (file === 'utils/merge.js') {
+        // Hooks and a second source of searchParams: only a ky instance's defaults (ky.create, ky.extend) merge them.
+        return {
+          contents: applyCuts(
+              path,
+              source,
+              [
+                ['the hooks', /\nfunction newHookValue\([^)]*\) \{\n(?: {4}[^\n]*\n)+\}\nexport const mergeHooks = [^\n]*\n(?: {4}[^\n]*\n)+\}\);\n/, '\n'],
+                ['the hooks', block(12, 'if (isObject(source.hooks)) {'), ''],
+                ['context', block(16, "if (key === 'context') {"), ''],
+                ['searchParams', block(16, "if (key === 'searchParams') {"), ''],
+                ['searchParams', block(4, 'if (searchParameters !== undefined) {'), ''],
+              ],
+              'ky',
+            ),
+          loader: 'js',
+        };
+      }
+      // The entry: `ky(input, options)` of the default instance (no defaults), without its methods.
+      applyCuts(path, source, [
+        ['the call', 'const ky = (input, options) => Ky.create(input, validateAndMerge(defaults, options));', ''],
+        ['the default instance', 'const ky = createInstance();', ''],
+      ], 'ky');
+      return {
+        contents:
+          "import { Ky } from './core/Ky.js';\nimport { validateAndMerge } from './utils/merge.js';\n" +
+          'const ky = (input, options) => Ky.create(input, validateAndMerge(undefined, options));\nexport default ky;\n' +
+          "export { TimeoutError } from './errors/TimeoutError.js';\nexport { isTimeoutError } from './utils/type-guards.js';\n",
+        loader: 'js',
+        resolveDir: dirname(path),
+      };
+    });
+  },
+};
+
 /** Every cut, as tsup.config.ts passes them to esbuild. */
-export const DEPENDENCY_CUTS = [withoutIdTokenCheck, withoutKyProgress, withoutKyRetry];
+export const DEPENDENCY_CUTS = [withoutIdTokenCheck, withoutKyProgress, withoutKyUnusedOptions];
