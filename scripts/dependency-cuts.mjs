@@ -6,26 +6,101 @@ import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /**
+ * `source` with each of `cuts` applied: [what it cuts, a pattern that must match exactly once, its replacement, and
+ * optionally the start of the top-level function it is in (which must be found once; the pattern is then matched in
+ * that function, up to its closing `}` at the start of a line)]. A pattern found any other number of times fails the build.
+ */
+function applyCuts(path, source, cuts, dependency) {
+  for (const [what, pattern, replacement, within] of cuts) {
+    if (within !== undefined) {
+      const start = source.indexOf(within);
+      if (start === -1 || source.indexOf(within, start + 1) !== -1) {
+        throw new Error(`${path}: ${what}: \`${within.trim()}\` not found once (scripts/dependency-cuts.mjs): update the cut for this ${dependency}`);
+      }
+      const end = source.indexOf('\n}\n', start) + 3;
+      source = source.slice(0, start) + applyCuts(path, source.slice(start, end), [[what, pattern, replacement]], dependency) + source.slice(end);
+      continue;
+    }
+    const found = typeof pattern === 'string' ? source.split(pattern).length - 1 : (source.match(new RegExp(pattern.source, 'g')) ?? []).length;
+    if (found !== 1) {
+      throw new Error(`${path}: ${what}: found ${found} times, not once (scripts/dependency-cuts.mjs): update the cut for this ${dependency}`);
+    }
+    source = source.replace(pattern, () => replacement);
+  }
+  return source;
+}
+
+/**
+ * A block of a dependency's source (4-space indents): the line `opening` at `indent` spaces, then every line indented deeper (or
+ * blank), through the `}` that closes it at `indent`.
+ */
+const block = (indent, opening) =>
+  new RegExp(`\\n {${indent}}${opening.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n(?:(?: {${indent + 1},}[^\\n]*)?\\n)*? {${indent}}\\}(?=\\n)`);
+
+/** The refusal a cut leaves in place of what it cut (`what`, in the words of the dependency's options). */
+const notBundledBy = (dependency, because = '') =>
+  `const notBundled = (what) => { throw new Error(\`@postsched/sdk bundles ${dependency} without \${what}${because}\`); };\n`;
+
+/**
  * oauth4webapi without its OpenID `id_token` check. Every token answer reaches oauth4webapi through
  * src/oauth/normalize.ts's `forProcessing`, which drops `id_token` (the SDK is no OpenID client: RFC 6749 §5.1, ignore
  * what you do not use), so the branch of `processGenericAccessTokenResponse` that validates one as a JWT, with the
  * claim checks behind it, is never taken: ~1.4 KB gz of every bundle with OAuthClient. A refusal stays in its place.
  */
-export const withoutIdTokenCheck = {
-  name: 'oauth4webapi-without-id-token-check',
-  setup(build) {
+const ID_TOKEN_CHECK = [
+  [
     // The branch, each of its lines indented deeper than its `if`, right before the token_type check.
-    const branch = /\n {4}if \(json\.id_token !== undefined\) \{\n(?: {5}.*\n)+ {4}\}\n(?= {4}if \(recognizedTokenTypes)/;
-    const refusal = `\n    if (json.id_token !== undefined) throw OPE('"response" body "id_token" is not read', INVALID_RESPONSE);\n`;
-    build.onLoad({ filter: /[\\/]oauth4webapi[\\/]build[\\/]index\.js$/ }, async ({ path }) => {
-      const source = await readFile(path, 'utf8');
-      if (!branch.test(source)) {
-        throw new Error(`${path}: the id_token branch to cut was not found (scripts/dependency-cuts.mjs): update the cut for this oauth4webapi`);
-      }
-      return { contents: source.replace(branch, refusal), loader: 'js' };
-    });
+    'the id_token branch',
+    /\n {4}if \(json\.id_token !== undefined\) \{\n(?: {5}.*\n)+ {4}\}\n(?= {4}if \(recognizedTokenTypes)/,
+    `\n    if (json.id_token !== undefined) throw OPE('"response" body "id_token" is not read', INVALID_RESPONSE);\n`,
+  ],
+];
+
+/**
+ * oauth4webapi as src/oauth/oauth-client.ts calls it: a client `{ client_id }`, request options of its own (`customFetch`,
+ * `allowInsecureRequests`, at most a `user-agent` header: no `signal`, no DPoP handle), the `state` a non-empty string
+ * it checked, and no JWT read (so nothing is base64url-decoded). So the DPoP proof and nonce of a token request, the
+ * mTLS endpoint aliases, the signal option, base64url decoding, the wording of several accepted content types and the
+ * `state` checks for "none expected" or "skip" are never reached: ~0.2 KB gz of every bundle with OAuthClient. Each
+ * is refused where it was read; a `state` that is not a string is refused by oauth4webapi's own check that remains.
+ */
+const OAUTH_UNUSED_OPTIONS = [
+  ['base64url decoding', /\nlet decodeBase64Url;\nif \(Uint8Array\.fromBase64\) \{\n(?: {4}.*\n)+\}\nelse \{\n(?: {4}.*\n)+\}\n/, "\nconst decodeBase64Url = () => notBundled('base64url decoding');\n"],
+  ['options.signal', block(4, 'if (value !== undefined) {'), "\n    if (value !== undefined) notBundled('options.signal');", '\nfunction signal(url, value) {'],
+  ['DPoP', block(4, 'if (options?.DPoP !== undefined) {'), "\n    if (options?.DPoP !== undefined) notBundled('DPoP');", '\nasync function tokenEndpointRequest('],
+  ['the DPoP nonce', '    options?.DPoP?.cacheNonce(response, url);\n', '', '\nasync function tokenEndpointRequest('],
+  [
+    'mTLS endpoint aliases',
+    block(4, 'if (useMtlsAlias && as.mtls_endpoint_aliases && endpoint in as.mtls_endpoint_aliases) {'),
+    "\n    if (useMtlsAlias) notBundled('mtls_endpoint_aliases');",
+    '\nexport function resolveEndpoint(',
+  ],
+  ['mTLS endpoint aliases', '${useMtlsAlias ? `"as.mtls_endpoint_aliases.${endpoint}"` : `"as.${endpoint}"`}', '"as.${endpoint}"', '\nfunction validateEndpoint('],
+  ['mTLS endpoint aliases', '{ attribute: useMtlsAlias ? `mtls_endpoint_aliases.${endpoint}` : endpoint }', '{ attribute: endpoint }', '\nfunction validateEndpoint('],
+  [
+    'several content types',
+    /\n {4}if \(types\.length > 2\) \{\n(?: {8}.*\n)+ {4}\}\n {4}else if \(types\.length === 2\) \{\n(?: {8}.*\n)+ {4}\}\n {4}else \{\n {8}msg \+= types\[0\];\n {4}\}\n/,
+    "\n    if (types.length !== 1) notBundled('several content types');\n    msg += types[0];\n",
+    '\nfunction notJson(',
+  ],
+  ['the state checks but a string\'s', /\n {8}case undefined:\n {8}case expectNoState:\n(?: {12}.*\n)+ {8}case skipStateCheck:\n {12}break;(?=\n)/, '', '\nexport function validateAuthResponse('],
+];
+
+/** A plugin that applies `cuts` to oauth4webapi (one plugin for all of them: esbuild takes one onLoad answer a file). */
+const oauth4webapiCut = (name, cuts) => ({
+  name,
+  setup(build) {
+    build.onLoad({ filter: /[\\/]oauth4webapi[\\/]build[\\/]index\.js$/ }, async ({ path }) => ({
+      contents: notBundledBy('oauth4webapi') + applyCuts(path, await readFile(path, 'utf8'), cuts, 'oauth4webapi'),
+      loader: 'js',
+    }));
   },
-};
+});
+
+export const withoutIdTokenCheck = oauth4webapiCut('oauth4webapi-without-id-token-check', ID_TOKEN_CHECK);
+
+/** oauth4webapi as the build bundles it: without the id_token check and without what only options the SDK never passes reach. */
+export const withoutOauthUnusedOptions = oauth4webapiCut('oauth4webapi-as-the-sdk-calls-it', [...ID_TOKEN_CHECK, ...OAUTH_UNUSED_OPTIONS]);
 
 /**
  * ky without its progress streams (`onDownloadProgress`, `onUploadProgress`: utils/body.js). The SDK's ky is its
@@ -50,25 +125,6 @@ export const withoutKyProgress = {
   },
 };
 
-/** The source of `code` with each of `cuts` applied: [what it is, a pattern that must match exactly once, its replacement]. */
-function applyCuts(path, source, cuts, dependency) {
-  for (const [what, pattern, replacement] of cuts) {
-    const found = typeof pattern === 'string' ? source.split(pattern).length - 1 : (source.match(new RegExp(pattern.source, 'g')) ?? []).length;
-    if (found !== 1) {
-      throw new Error(`${path}: ${what}: found ${found} times, not once (scripts/dependency-cuts.mjs): update the cut for this ${dependency}`);
-    }
-    source = source.replace(pattern, () => replacement);
-  }
-  return source;
-}
-
-/**
- * A block of ky's source (4-space indents): the line `opening` at `indent` spaces, then every line indented deeper (or
- * blank), through the `}` that closes it at `indent`.
- */
-const block = (indent, opening) =>
-  new RegExp(`\\n {${indent}}${opening.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n(?:(?: {${indent + 1},}[^\\n]*)?\\n)*? {${indent}}\\}(?=\\n)`);
-
 /**
  * ky as the SDK calls it, without what only its other options reach. src/http/request.ts is ky's one caller (the
  * private import `#ky`): `ky(url, { timeout, retry: 0, throwHttpErrors: false, redirect: 'manual', fetch, method?,
@@ -82,8 +138,7 @@ const block = (indent, opening) =>
 export const withoutKyUnusedOptions = {
   name: 'ky-without-unused-options',
   setup(build) {
-    const refusal =
-      "const notBundled = (what) => { throw new Error(`@postsched/sdk bundles ky without ${what}: the SDK calls it with a string URL, retry: 0 and throwHttpErrors: false`); };\n";
+    const refusal = notBundledBy('ky', ': the SDK calls it with a string URL, retry: 0 and throwHttpErrors: false');
     const unused = ['hooks', 'context', 'prefixUrl', 'searchParams', 'json', 'parseJson', 'stringifyJson', 'onDownloadProgress', 'onUploadProgress'];
     const kyCuts = [
       // The options the cuts below leave unserved, refused as ky is called.
@@ -168,4 +223,4 @@ export const withoutKyUnusedOptions = {
 };
 
 /** Every cut, as tsup.config.ts passes them to esbuild. */
-export const DEPENDENCY_CUTS = [withoutIdTokenCheck, withoutKyProgress, withoutKyUnusedOptions];
+export const DEPENDENCY_CUTS = [withoutOauthUnusedOptions, withoutKyProgress, withoutKyUnusedOptions];

@@ -3,9 +3,10 @@
  * dependency bundled with and without its cut, run as the SDK runs it.
  */
 import { build, type Plugin } from 'esbuild';
+import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { withoutIdTokenCheck, withoutKyProgress, withoutKyUnusedOptions } from '../../scripts/dependency-cuts.mjs';
+import { withoutIdTokenCheck, withoutKyProgress, withoutKyUnusedOptions, withoutOauthUnusedOptions } from '../../scripts/dependency-cuts.mjs';
 
 async function bundle(contents: string, plugins: Plugin[]): Promise<string> {
   const result = await build({ stdin: { contents, resolveDir: process.cwd() }, bundle: true, minify: true, format: 'esm', platform: 'browser', write: false, logLevel: 'silent', plugins });
@@ -34,6 +35,71 @@ describe('oauth4webapi as the build bundles it', () => {
     const refused = oauth.processGenericTokenEndpointResponse(as, { client_id: 'app' }, answer({ access_token: 'at', token_type: 'bearer', id_token: 'x.y.z' }));
     await expect(refused).rejects.toBeInstanceOf(oauth.OperationProcessingError);
     await expect(refused).rejects.toThrow('"id_token" is not read');
+  });
+
+  // What src/oauth/oauth-client.ts calls.
+  const CLIENT =
+    'export { ClientSecretPost, OperationProcessingError, allowInsecureRequests, authorizationCodeGrantRequest, calculatePKCECodeChallenge, customFetch, ' +
+    "generateRandomCodeVerifier, generateRandomState, processGenericTokenEndpointResponse, refreshTokenGrantRequest, skipStateCheck, validateAuthResponse } from 'oauth4webapi';";
+
+  it('leaves out what only the options the SDK never passes reach (over 0.15 KB gz)', async () => {
+    const [whole, cut] = await Promise.all([bundle(CLIENT, [withoutIdTokenCheck]), bundle(CLIENT, [withoutOauthUnusedOptions])]);
+    // base64url decoding, the signal option, the mTLS aliases, the "no state expected" check, several content types.
+    for (const text of ['not correctly encoded', '"options.signal" must', 'as.mtls_endpoint_aliases.', 'response parameter encountered', ', or ${']) {
+      expect(whole).toContain(text);
+      expect(cut).not.toContain(text);
+    }
+    expect(cut).toContain('"base64url decoding"'); // its refusal
+    expect(saved(whole, cut)).toBeGreaterThan(150);
+  });
+
+  /** oauth4webapi bundled as the build bundles it, and a customFetch that records each token request. */
+  async function sdkOauth(plugins: Plugin[] = [withoutOauthUnusedOptions]) {
+    const oauth = await load<typeof import('oauth4webapi')>(await bundle(CLIENT, plugins));
+    const sent: Array<{ url: string; method: string; headers: Record<string, string>; body: string; redirect: unknown; signal: unknown }> = [];
+    const options = {
+      [oauth.customFetch]: async (url: string, init: RequestInit) => {
+        sent.push({ url, method: String(init.method), headers: init.headers as Record<string, string>, body: String(init.body), redirect: init.redirect, signal: init.signal });
+        return answer({ access_token: 'at', token_type: 'bearer', expires_in: 60, refresh_token: 'rt2', scope: 'posts:read' });
+      },
+      [oauth.allowInsecureRequests]: false,
+      headers: { 'user-agent': 'postsched-sdk/0' },
+    };
+    return { oauth, sent, options, client: { client_id: 'app' }, auth: oauth.ClientSecretPost('s3cret') };
+  }
+
+  const VERIFIER = 'a-verifier-of-43-characters-as-RFC-7636-says';
+
+  it('sends and reads token requests as before: the same request, answer and PKCE challenge as oauth4webapi uncut', async () => {
+    const outcomes = [];
+    for (const plugins of [[], [withoutOauthUnusedOptions]]) {
+      const { oauth, sent, options, client, auth } = await sdkOauth(plugins);
+      const refreshed = await oauth.processGenericTokenEndpointResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, auth, 'rt1', options));
+      const callback = oauth.validateAuthResponse(as, client, new URLSearchParams({ code: 'c1', state: 'st', iss: as.issuer }), 'st');
+      await oauth.authorizationCodeGrantRequest(as, client, auth, callback, 'https://app.example/cb', 'verifier-verifier-verifier-verifier-verif', options);
+      const challenge = await oauth.calculatePKCECodeChallenge(VERIFIER);
+      outcomes.push({ refreshed, sent, challenge, random: [oauth.generateRandomState().length, oauth.generateRandomCodeVerifier().length] });
+    }
+    expect(outcomes[1]).toEqual(outcomes[0]);
+    expect(outcomes[1]!.sent[0]).toMatchObject({ url: as.token_endpoint, method: 'POST', redirect: 'manual', signal: undefined, body: 'refresh_token=rt1&grant_type=refresh_token&client_id=app&client_secret=s3cret' });
+    expect(outcomes[1]!.challenge).toBe(createHash('sha256').update(VERIFIER).digest('base64url')); // RFC 7636 §4.2, S256
+  });
+
+  it('checks the state as before: a missing or other state refused, with the same errors', async () => {
+    const { oauth, client } = await sdkOauth();
+    const check = (state: string | undefined) => () => oauth.validateAuthResponse(as, client, new URLSearchParams(state === undefined ? { code: 'c' } : { code: 'c', state }), 'st');
+    expect(check(undefined)).toThrow('response parameter "state" missing');
+    expect(check('other')).toThrow('unexpected "state" response parameter value');
+    expect(check(undefined)).toThrow(oauth.OperationProcessingError);
+  });
+
+  it('refuses, loudly, each option it no longer serves', async () => {
+    const { oauth, options, client, auth } = await sdkOauth();
+    await expect(oauth.refreshTokenGrantRequest(as, client, auth, 'rt', { ...options, signal: new AbortController().signal })).rejects.toThrow(/without options\.signal/);
+    await expect(oauth.refreshTokenGrantRequest(as, client, auth, 'rt', { ...options, DPoP: {} as never })).rejects.toThrow(/without DPoP/);
+    await expect(oauth.refreshTokenGrantRequest(as, { ...client, use_mtls_endpoint_aliases: true }, auth, 'rt', options)).rejects.toThrow(/without mtls_endpoint_aliases/);
+    // No state expected, or its check skipped: oauth4webapi's own check of the expected state refuses them.
+    expect(() => oauth.validateAuthResponse(as, client, new URLSearchParams({ code: 'c' }), oauth.skipStateCheck)).toThrow('"expectedState" argument must be a string');
   });
 });
 
