@@ -38,8 +38,7 @@ const block = (indent, opening) =>
   new RegExp(`\\n {${indent}}${opening.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n(?:(?: {${indent + 1},}[^\\n]*)?\\n)*? {${indent}}\\}(?=\\n)`);
 
 /** The refusal a cut leaves in place of what it cut (`what`, in the words of the dependency's options). */
-const notBundledBy = (dependency, because = '') =>
-  `const notBundled = (what) => { throw new Error(\`@postsched/sdk bundles ${dependency} without \${what}${because}\`); };\n`;
+const notBundledBy = (dependency) => `const notBundled = (what) => { throw new Error(\`@postsched/sdk bundles ${dependency} without \${what}\`); };\n`;
 
 /**
  * oauth4webapi without its OpenID `id_token` check. Every token answer reaches oauth4webapi through
@@ -138,7 +137,7 @@ export const withoutKyProgress = {
 export const withoutKyUnusedOptions = {
   name: 'ky-without-unused-options',
   setup(build) {
-    const refusal = notBundledBy('ky', ': the SDK calls it with a string URL, retry: 0 and throwHttpErrors: false');
+    const refusal = notBundledBy('ky');
     const unused = ['hooks', 'context', 'prefixUrl', 'searchParams', 'json', 'parseJson', 'stringifyJson', 'onDownloadProgress', 'onUploadProgress'];
     const kyCuts = [
       // The options the cuts below leave unserved, refused as ky is called.
