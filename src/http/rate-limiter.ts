@@ -175,7 +175,7 @@ export class RateLimiter {
     return this.apply(key, { blockMs: ms }, 0);
   }
 
-  /** Applies what an answer said to `key`, here; `RedisRateLimiter` shares it too. True when it set or extended a block. */
+  /** Applies what an answer said to `key`, here; `RedisRateLimiter` shares it too. True when it set or extended a block. @internal */
   protected apply(key: string, facts: RateLimitFacts, window: number): boolean {
     return this.learnHere(key, facts, window);
   }
@@ -184,7 +184,7 @@ export class RateLimiter {
    * What an answer said, applied to this process's state of `key` (redis-rate-limiter.ts's LEARN script does the same
    * in Redis): a block only ever extended; a quota counted in the window the request took its turn of (or the current
    * one, for a request that took none): what is left only ever lowered, the end only ever brought forward (a reset is an
-   * upper bound: whole seconds, rounded up) but for a guessed one, which its first answer sets.
+   * upper bound: whole seconds, rounded up) but for a guessed one, which its first answer sets. @internal
    */
   protected learnHere(key: string, { blockMs, remaining, resetMs, limit }: RateLimitFacts, window: number): boolean {
     const now = Date.now();
@@ -212,7 +212,7 @@ export class RateLimiter {
     return blocked;
   }
 
-  /** Whether this process paces `key` by a quota (a limit is known): `RedisRateLimiter` then takes turns in Redis. */
+  /** Whether this process paces `key` by a quota (a limit is known): `RedisRateLimiter` then takes turns in Redis. @internal */
   protected paced(key: string): boolean {
     return (this.#keys.get(key)?.limit ?? 0) > 0;
   }
@@ -220,6 +220,7 @@ export class RateLimiter {
   /**
    * Sets this process's copy of `key`'s quota window to what Redis holds (`limit` 0: Redis has none, the key's calls
    * go without a turn until an answer says otherwise), so that its calls wait here, with no command, while it is spent.
+   * @internal
    */
   protected follow(key: string, window: number, left: number, endMs: number, limit: number): void {
     const entry = this.#entry(key);

@@ -138,6 +138,7 @@ export class RedisRateLimiter extends RateLimiter {
    * A paced key's turn is taken in Redis (one command), unless this process already knows its calls must wait; any
    * other key's here, with no command. Redis down or slow (a TAKE failed, within `commandTimeoutMs`): this process's
    * own turns for `REDIS_PAUSE_MS`, then Redis is asked again (fail open: never a failed call, nor a wait per call).
+   * @internal
    */
   override take(key: string): Turn | Promise<Turn> {
     if (!this.paced(key) || this.waitMs(key) > 0 || Date.now() < this.#pausedUntil) return super.take(key);
@@ -156,7 +157,7 @@ export class RedisRateLimiter extends RateLimiter {
     );
   }
 
-  /** What an answer said, here and in Redis for every process. */
+  /** What an answer said, here and in Redis for every process. @internal */
   protected override apply(key: string, facts: RateLimitFacts, window: number): boolean {
     const blocked = this.learnHere(key, facts, window);
     const { blockMs = 0, remaining = -1, resetMs = -1, limit = 0 } = facts;
