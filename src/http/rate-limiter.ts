@@ -4,8 +4,8 @@
  * takes a turn before each attempt (`take`: a Map lookup when the key is not limited) and tells `learn` every answer.
  * Only a service's own headers ever hold a key's calls (Assumptions table, "Rate-limit scope"), in two ways:
  * - a block: a 429 / 503 with `Retry-After` (or `RateLimit-Reset`): nobody sends until it passed. Only ever extended.
- * - a window's quota: once an answer says at most half of the key's limit is left (`RateLimit-Remaining` ≤
- *   `RateLimit-Limit` / 2, with a reset), every send takes one of the requests left until the reset, and with none
+ * - a window's quota: once an answer says at most three quarters of the key's limit is left (`RateLimit-Remaining` ≤
+ *   ¾ `RateLimit-Limit`, with a reset), every send takes one of the requests left until the reset, and with none
  *   left the calls wait for it. The next window then opens with `limit` requests (its end guessed from the longest
  *   reset seen until its first answer tells it), so the calls held for a user go out as many as the service allows,
  *   not all at once. Each answer lowers what is left to what the service says (it counts what other clients sent).
@@ -73,27 +73,113 @@ export const GO: Turn = /* @__PURE__ */ Object.freeze({ waitMs: 0, window: 0, sp
 /** The longest block or window kept (a day): a hostile or broken header cannot hold a user for longer. */
 export const MAX_BLOCK_MS = 86_400_000;
 
-/** One key's state, in `Date.now()` ms. Redis keeps the same fields (redis-rate-limiter.ts). */
-interface Entry {
+/**
+ * One key's state and its two steps, in `Date.now()` ms: `take` a turn, `learn` from an answer (redis-rate-limiter.ts's
+ * TAKE and LEARN scripts are the same steps, on the same fields, in Redis).
+ */
+class KeyLimit {
   /** Until when nobody sends (a 429 / 503's wait); 0 none. */
-  blockedUntil: number;
+  #blockedUntil = 0;
   /** The quota window: its number (0: no quota known), the requests left in it, its end. */
-  window: number;
-  left: number;
-  end: number;
+  #window = 0;
+  #left = 0;
+  #end = 0;
   /** Requests of this window on their way (turn taken, no answer yet): they may land in the next window. */
-  sent: number;
-  /** The window was opened by a `take`: its end is a guess until its first answer. */
-  guessed: boolean;
-  /** The key's requests per window and the window's length (the longest reset seen), as the service said; 0 unknown. */
-  limit: number;
-  windowMs: number;
-  queued: number;
-  /** When a call or an answer last used the entry. */
-  seen: number;
-  /** Until when `limited` was last told (0: cleared), and the timer that tells `cleared` or drops the entry. */
-  told: number;
+  #sent = 0;
+  /** The window was opened by a turn: its end is a guess until its first answer. */
+  #guessed = false;
+  /** The window's length: the longest reset seen. */
+  #windowMs = 0;
+  /** Requests per window, as the service said; 0 unknown (the key is not paced). */
+  limit = 0;
+  /** The limiter's: calls waiting here, the last use, until when `limited` was last told (0: cleared), its one timer. */
+  queued = 0;
+  seen = 0;
+  told = 0;
   timer: ReturnType<typeof setTimeout> | undefined;
+
+  /** Until when calls wait: the block, or the window's end once its requests are all taken. */
+  heldUntil(now: number): number {
+    return Math.max(this.#blockedUntil, this.limit > 0 && this.#left <= 0 && this.#end > now ? this.#end : 0);
+  }
+
+  /**
+   * Until when the state is worth keeping: a block until it passed; a quota a minute (or a window, if longer) past the
+   * window's end or its last use here, so that a burst after a pause is paced from its first request (a key another
+   * process keeps busy may go that long without a call here).
+   */
+  keepUntil(now: number): number {
+    const until = this.heldUntil(now);
+    return this.limit === 0 ? until : Math.max(until, Math.max(this.#end, this.seen) + Math.max(this.#windowMs, 60_000));
+  }
+
+  take(now: number): Turn {
+    this.seen = now;
+    if (now < this.#blockedUntil) {
+      const waitMs = this.#blockedUntil - now;
+      // No limit known: nothing says how many may go when it passes, so the held calls go out spread.
+      return { waitMs, window: 0, spreadMs: this.limit === 0 ? Math.min(waitMs, 5_000) : 0 };
+    }
+    if (this.limit === 0) return GO;
+    if (now >= this.#end) {
+      // A new window: the previous one's requests still on their way may land in it, and count there.
+      this.#window++;
+      this.#left = this.limit - this.#sent;
+      this.#sent = 0;
+      this.#end = now + this.#windowMs;
+      this.#guessed = true;
+    }
+    if (this.#left <= 0) return { waitMs: this.#end - now, window: 0, spreadMs: 0 };
+    this.#left--;
+    this.#sent++;
+    return { waitMs: 0, window: this.#window, spreadMs: 0 };
+  }
+
+  /**
+   * What an answer said: a block only ever extended; a quota counted in the window the request took its turn of (or
+   * the current one, for a request that took none): what is left only ever lowered, the end only ever brought forward
+   * (a reset is an upper bound: whole seconds, rounded up) but for a guessed one, which its first answer sets. True
+   * when it set or extended a block.
+   */
+  learn({ blockMs, remaining, resetMs, limit }: RateLimitFacts, window: number, now: number): boolean {
+    this.seen = now;
+    let blocked = false;
+    if (window > 0 && window === this.#window && this.#sent > 0) this.#sent--; // it arrived: the service counts it
+    if (limit !== undefined) this.limit = limit;
+    if (resetMs !== undefined) this.#windowMs = Math.min(MAX_BLOCK_MS, Math.max(this.#windowMs, resetMs));
+    if (blockMs !== undefined && blockMs > 0) blocked = this.#extend(now + Math.min(blockMs, MAX_BLOCK_MS));
+    if (remaining !== undefined && resetMs !== undefined) {
+      const end = now + Math.min(resetMs, MAX_BLOCK_MS);
+      if (this.limit === 0) {
+        if (remaining === 0) blocked = this.#extend(end) || blocked; // no limit stated: a spent quota is a block
+      } else if (this.#window === 0) {
+        this.follow(1, remaining, end, this.limit, now); // the first quota known
+      } else if (window === this.#window || (window === 0 && !this.#guessed)) {
+        if (this.#guessed || end < this.#end) this.#end = end;
+        this.#guessed = false;
+        this.#left = Math.min(this.#left, remaining);
+      }
+    }
+    return blocked;
+  }
+
+  /** Sets the quota window (Redis's, or the first one known). */
+  follow(window: number, left: number, end: number, limit: number, now: number): void {
+    this.#window = window;
+    this.#left = left;
+    this.#sent = 0;
+    this.#end = end;
+    this.#guessed = false;
+    this.limit = limit;
+    this.seen = now;
+  }
+
+  /** Extends the block to `until`; true when it was shorter. */
+  #extend(until: number): boolean {
+    if (!(until > this.#blockedUntil) || !Number.isFinite(until)) return false;
+    this.#blockedUntil = until;
+    return true;
+  }
 }
 
 /**
@@ -106,7 +192,7 @@ interface Entry {
  * users.rateLimit(userId) // { blockedUntil: Date | undefined, queued: number }
  */
 export class RateLimiter {
-  readonly #keys = new Map<string, Entry>();
+  readonly #keys = new Map<string, KeyLimit>();
   readonly #key: RateLimiterOptions['key'];
   readonly #onRateLimit: RateLimiterOptions['onRateLimit'];
 
@@ -126,15 +212,15 @@ export class RateLimiter {
   /** What `key`'s limit is now. */
   state(key: string): RateLimitState {
     const entry = this.#keys.get(key);
-    const until = entry === undefined ? 0 : heldUntil(entry, Date.now());
-    return { blockedUntil: until > Date.now() ? new Date(until) : undefined, queued: entry?.queued ?? 0 };
+    const now = Date.now();
+    const until = entry?.heldUntil(now) ?? 0;
+    return { blockedUntil: until > now ? new Date(until) : undefined, queued: entry?.queued ?? 0 };
   }
 
   /** How long calls for `key` must still wait, in ms, as this process knows; 0 when they may go. @internal */
   waitMs(key: string): number {
-    const entry = this.#keys.get(key);
     const now = Date.now();
-    return entry === undefined ? 0 : Math.max(0, heldUntil(entry, now) - now);
+    return Math.max(0, (this.#keys.get(key)?.heldUntil(now) ?? 0) - now);
   }
 
   /**
@@ -143,7 +229,10 @@ export class RateLimiter {
    */
   take(key: string): Turn | Promise<Turn> {
     const entry = this.#keys.get(key);
-    return entry === undefined ? GO : this.#take(key, entry, Date.now());
+    if (entry === undefined) return GO;
+    const turn = entry.take(Date.now());
+    this.#arm(key, entry);
+    return turn;
   }
 
   /** A call starts (1) or ends (-1) waiting for `key`. @internal */
@@ -155,8 +244,8 @@ export class RateLimiter {
 
   /**
    * What an answer for `key` says (see the file's comment), `window`: the quota window its request took a turn of
-   * (0: none), `sending`: how many other requests of its client are on their way. No rate-limit header, nothing to do: no entry is made for a key that is not limited. True when this
-   * answer set or extended a block. @internal
+   * (0: none), `sending`: how many other requests of its client are on their way. No rate-limit header, nothing to do:
+   * no entry is made for a key that is not limited. True when this answer set or extended a block. @internal
    */
   learn(key: string, response: Response, window = 0, sending = 0): boolean {
     const { status, headers } = response;
@@ -180,34 +269,10 @@ export class RateLimiter {
     return this.learnHere(key, facts, window);
   }
 
-  /**
-   * What an answer said, applied to this process's state of `key` (redis-rate-limiter.ts's LEARN script does the same
-   * in Redis): a block only ever extended; a quota counted in the window the request took its turn of (or the current
-   * one, for a request that took none): what is left only ever lowered, the end only ever brought forward (a reset is an
-   * upper bound: whole seconds, rounded up) but for a guessed one, which its first answer sets. @internal
-   */
-  protected learnHere(key: string, { blockMs, remaining, resetMs, limit }: RateLimitFacts, window: number): boolean {
-    const now = Date.now();
+  /** What an answer said, applied to this process's state of `key` (`KeyLimit.learn`). @internal */
+  protected learnHere(key: string, facts: RateLimitFacts, window: number): boolean {
     const entry = this.#entry(key);
-    let blocked = false;
-    entry.seen = now;
-    if (window > 0 && window === entry.window && entry.sent > 0) entry.sent--; // it arrived: the service counts it
-    if (limit !== undefined) entry.limit = limit;
-    if (resetMs !== undefined) entry.windowMs = Math.min(MAX_BLOCK_MS, Math.max(entry.windowMs, resetMs));
-    if (blockMs !== undefined && blockMs > 0) blocked = extend(entry, now + Math.min(blockMs, MAX_BLOCK_MS));
-    if (remaining !== undefined && resetMs !== undefined) {
-      const end = now + Math.min(resetMs, MAX_BLOCK_MS);
-      const current = window === entry.window || (window === 0 && !entry.guessed);
-      if (entry.limit === 0) {
-        if (remaining === 0) blocked = extend(entry, end) || blocked; // no limit stated: a spent quota is a block
-      } else if (entry.window === 0) {
-        Object.assign(entry, { window: 1, left: remaining, sent: 0, end, guessed: false }); // the first quota known
-      } else if (current) {
-        if (entry.guessed || end < entry.end) entry.end = end;
-        entry.guessed = false;
-        entry.left = Math.min(entry.left, remaining);
-      }
-    }
+    const blocked = entry.learn(facts, window, Date.now());
     this.#arm(key, entry);
     return blocked;
   }
@@ -225,38 +290,18 @@ export class RateLimiter {
   protected follow(key: string, window: number, left: number, endMs: number, limit: number): void {
     const entry = this.#entry(key);
     const now = Date.now();
-    Object.assign(entry, { window, left, sent: 0, end: now + endMs, guessed: false, limit, seen: now });
+    entry.follow(window, left, now + endMs, limit, now);
     this.#arm(key, entry);
-  }
-
-  #take(key: string, entry: Entry, now: number): Turn {
-    entry.seen = now;
-    if (now < entry.blockedUntil) {
-      const waitMs = entry.blockedUntil - now;
-      // No limit known: nothing says how many may go when it passes, so the held calls go out spread.
-      return { waitMs, window: 0, spreadMs: entry.limit === 0 ? Math.min(waitMs, 5_000) : 0 };
-    }
-    if (entry.limit === 0) return GO;
-    // A new window: the previous one's requests still on their way may land in it, and count there.
-    if (now >= entry.end) Object.assign(entry, { window: entry.window + 1, left: entry.limit - entry.sent, sent: 0, end: now + entry.windowMs, guessed: true });
-    if (entry.left > 0) {
-      entry.left--;
-      entry.sent++;
-      if (entry.left === 0) this.#arm(key, entry);
-      return { waitMs: 0, window: entry.window, spreadMs: 0 };
-    }
-    return { waitMs: entry.end - now, window: 0, spreadMs: 0 };
   }
 
   /**
    * Tells `limited` when the key's calls are held longer than last told, and sets one unref'd timer for the next
-   * thing to do: tell `cleared` when they may go again, drop the entry once nothing is held, waiting or counted (a
-   * quota is kept a minute, or a window if longer, past its window's end or its last use here, so that a burst after a
-   * pause is paced from its first request: a key another process keeps busy may go that long without a call here).
+   * thing to do: tell `cleared` when they may go again, drop the entry once it is not worth keeping (`keepUntil`) and
+   * no call waits on it.
    */
-  #arm(key: string, entry: Entry): void {
+  #arm(key: string, entry: KeyLimit): void {
     const now = Date.now();
-    const until = heldUntil(entry, now);
+    const until = entry.heldUntil(now);
     if (until > now && until > entry.told) {
       entry.told = until;
       callHook(this.#onRateLimit, () => ({ key, state: 'limited' as const, blockedUntil: new Date(until) }));
@@ -264,7 +309,7 @@ export class RateLimiter {
       entry.told = 0;
       callHook(this.#onRateLimit, () => ({ key, state: 'cleared' as const, blockedUntil: undefined }));
     }
-    const keep = entry.limit === 0 ? until : Math.max(until, Math.max(entry.end, entry.seen) + Math.max(entry.windowMs, 60_000));
+    const keep = entry.keepUntil(now);
     clearTimeout(entry.timer);
     entry.timer = undefined;
     if (keep > now) {
@@ -275,29 +320,14 @@ export class RateLimiter {
     }
   }
 
-  #entry(key: string): Entry {
+  #entry(key: string): KeyLimit {
     let entry = this.#keys.get(key);
-    if (entry === undefined) {
-      entry = { blockedUntil: 0, window: 0, left: 0, end: 0, sent: 0, guessed: false, limit: 0, windowMs: 0, queued: 0, seen: 0, told: 0, timer: undefined };
-      this.#keys.set(key, entry);
-    }
+    if (entry === undefined) this.#keys.set(key, (entry = new KeyLimit()));
     return entry;
   }
 }
 
-/** Whether an answer's facts hold a key that is not limited yet: a block, a spent quota, or at most half of it left. */
+/** Whether an answer's facts hold a key that is not limited yet: a block, a spent quota, or at most ¾ of it left. */
 function holds({ blockMs, remaining, resetMs, limit }: RateLimitFacts): boolean {
   return (blockMs !== undefined && blockMs > 0) || (remaining !== undefined && resetMs !== undefined && (remaining === 0 || (limit !== undefined && remaining * 4 <= limit * 3)));
-}
-
-/** Until when the entry's calls wait: its block, or its window's end once the window's requests are all taken. */
-function heldUntil(entry: Entry, now: number): number {
-  return Math.max(entry.blockedUntil, entry.limit > 0 && entry.left <= 0 && entry.end > now ? entry.end : 0);
-}
-
-/** Extends the entry's block to `until`; true when it was shorter. */
-function extend(entry: Entry, until: number): boolean {
-  if (!(until > entry.blockedUntil) || !Number.isFinite(until)) return false;
-  entry.blockedUntil = until;
-  return true;
 }
