@@ -96,8 +96,8 @@ interface Subscriber {
 }
 
 /**
- * A `RateLimiter` shared through Redis: after a 429 (or `RateLimit-Remaining: 0`) for a user, no process sends
- * that user's requests until the wait passed.
+ * A `RateLimiter` shared through Redis: after a 429 for a user, no process sends that user's requests until the wait
+ * passed; once most of a user's stated quota is spent, every process takes its turns from the one count in Redis.
  *
  * @example
  * import { RedisRateLimiter } from '@postsched/sdk/redis'
