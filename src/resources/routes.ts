@@ -56,7 +56,9 @@ export function pathId(id: unknown, name: string): string {
   if (id === '.' || id === '..') {
     invalidOption(name, `cannot be "${id}": it is not an id.`);
   }
-  if (hasDotSegment(id, true)) invalidOption(name, 'reads as a "." or ".." path segment once a server decodes it: it is not an id.');
+  // Read as a raw path is: a server or proxy that decodes %2F or %5C before resolving dot segments (nginx) reads the
+  // encoded id `..%2Fadmin` as `../admin`, the bytes `client.get()` refuses.
+  if (hasDotSegment(id)) invalidOption(name, 'reads as a "." or ".." path segment once a server decodes it: it is not an id.');
   try {
     return encodeURIComponent(id);
   } catch {
