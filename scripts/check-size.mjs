@@ -178,8 +178,11 @@ const CEILINGS = {
   // counts its client's requests on their way: main entry 32.01 → 32.74 KB, server app 30.08 → 30.79 KB (+0.73 /
   // +0.71 KB gz, +1.9 KB minified). Ceilings 32.77 / 30.82 KB: for the lead.
   // Both merged (the cuts and the paced quota): main entry 29.92 KB, server app 27.95 KB. Ceilings 29.95 / 27.98 KB.
-  'whole main entry (export *)': 29.95 * KB,
-  'server app: { OAuthClient, TokenManager, PostSched }': 27.98 * KB,
+  // The audit's fixes (branch audit): ids refused for control characters and for dot segments behind a '/' or '\\',
+  // a callback repeating `code` named as such, an over-limit body's cancel not awaited: main entry 29.92 → 29.97 KB,
+  // server app 27.95 → 28.00 KB (+0.05 KB gz each, measured after npm run build). Ceilings 30.00 / 28.03 KB.
+  'whole main entry (export *)': 30.0 * KB,
+  'server app: { OAuthClient, TokenManager, PostSched }': 28.03 * KB,
   'webhook verifier alone: { verifyWebhook }': 2.64 * KB,
 };
 const rows = [

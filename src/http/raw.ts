@@ -79,15 +79,16 @@ function identity<T>(body: unknown): T {
 }
 
 /**
- * Whether `path` holds a `.` or `..` segment as some server may read it (`oneSegment`: whether it is one, for an id
- * encoded into a single segment): percent-escapes undone twice (a proxy may decode once more), with IIS's `%u002e`
+ * Whether `path` (a raw path, or an id before it is encoded) holds a `.` or `..` segment as some server may read it:
+ * percent-escapes undone twice (a proxy may decode once more), with IIS's `%u002e`
  * and overlong UTF-8 (`%c0%ae`, `%e0%80%ae`: "." to a lenient decoder); compatibility characters folded (NFKC:
  * fullwidth `．` U+FF0E and `․` U+2024 are "."); a backslash a separator; a `;parameter` cut off (Tomcat reads
  * `..;x` as `..`).
  */
-export function hasDotSegment(path: string, oneSegment = false): boolean {
-  const read = decoded(decoded(path));
-  return (oneSegment ? [read] : read.split(/[/\\]/)).some((segment) => /^\.\.?(?:;|$)/.test(segment));
+export function hasDotSegment(path: string): boolean {
+  return decoded(decoded(path))
+    .split(/[/\\]/)
+    .some((segment) => /^\.\.?(?:;|$)/.test(segment));
 }
 
 /** `text` as a lenient server decodes it (see `hasDotSegment`); an escape that is not UTF-8 is left as it is. */

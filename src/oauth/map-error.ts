@@ -104,10 +104,8 @@ export function mapCallbackError(error: unknown, parameters: URLSearchParams, is
     });
   }
   if (error instanceof oauth.OperationProcessingError && error.code === oauth.INVALID_RESPONSE) {
-    const repeated = ['iss', 'state', 'error', 'code', 'response'].find((name) => parameters.getAll(name).length > 1);
-    if (repeated !== undefined) {
-      return new OAuthCallbackError('invalid_callback', `Callback repeats \`${repeated}\`: each parameter may appear once.`);
-    }
+    const repeated = repeatedParameter(parameters);
+    if (repeated !== undefined) return repeated;
     const iss = parameters.get('iss');
     if (iss !== null && iss !== issuer) {
       return new OAuthCallbackError(
@@ -130,6 +128,16 @@ export function mapCallbackError(error: unknown, parameters: URLSearchParams, is
     return new OAuthCallbackError('invalid_callback', 'Callback carries tokens (implicit/hybrid flow): unsupported; use the code flow.');
   }
   return error;
+}
+
+/**
+ * The error for a callback that repeats a parameter (RFC 6749 §3.1: "Request and response parameters MUST NOT be
+ * included more than once"), or `undefined`. oauth4webapi refuses a repeated `iss` or `state` itself, but leaves a
+ * repeated `code` to the token request, which would call it missing.
+ */
+export function repeatedParameter(parameters: URLSearchParams): OAuthCallbackError | undefined {
+  const repeated = ['iss', 'state', 'error', 'code', 'response'].find((name) => parameters.getAll(name).length > 1);
+  return repeated === undefined ? undefined : new OAuthCallbackError('invalid_callback', `Callback repeats \`${repeated}\`: each parameter may appear once.`);
 }
 
 function oauthError(

@@ -6,7 +6,7 @@ import * as oauth from 'oauth4webapi';
 import { checkBaseUrl } from '../core/base-url.js';
 import { OAuthCallbackError } from './errors.js';
 import { inspectAs } from './inspect.js';
-import { mapCallbackError, mapRequestError, mapResponseError, type Grant } from './map-error.js';
+import { mapCallbackError, mapRequestError, mapResponseError, repeatedParameter, type Grant } from './map-error.js';
 import { forProcessing, toTokenSet } from './normalize.js';
 import { checkScopes } from './scopes.js';
 import { createTokenFetch, type FetchLike } from './token-fetch.js';
@@ -191,6 +191,8 @@ export class OAuthClient {
     } catch (error) {
       throw mapCallbackError(error, parameters, this.#as.issuer);
     }
+    const repeated = repeatedParameter(validated);
+    if (repeated !== undefined) throw repeated;
     return this.#tokenRequest(
       'authorization_code',
       { fallbackScopes },

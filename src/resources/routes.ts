@@ -56,7 +56,11 @@ export function pathId(id: unknown, name: string): string {
   if (id === '.' || id === '..') {
     invalidOption(name, `cannot be "${id}": it is not an id.`);
   }
-  if (hasDotSegment(id, true)) invalidOption(name, 'reads as a "." or ".." path segment once a server decodes it: it is not an id.');
+  // Encoded they would pass (%0D%0A), and reach a server that decodes the path before it logs or routes on it.
+  if (/[\u0000-\u001f\u007f]/.test(id)) invalidOption(name, 'cannot hold control characters (CR, LF, NUL, TAB…): it is not an id.');
+  // Read as a raw path is: a server or proxy that decodes %2F or %5C before resolving dot segments (nginx) reads the
+  // encoded id `..%2Fadmin` as `../admin`, the bytes `client.get()` refuses.
+  if (hasDotSegment(id)) invalidOption(name, 'reads as a "." or ".." path segment once a server decodes it: it is not an id.');
   try {
     return encodeURIComponent(id);
   } catch {

@@ -83,6 +83,28 @@ describe('dot segments as lenient servers read them (issue 27): Tomcat path para
     },
   );
 
+  // The same bytes a raw call is refused for (`/posts/..%2Fadmin`, above): an id is encoded into one segment, but a
+  // server or proxy that decodes %2F or %5C before it resolves dot segments (nginx passing a normalized URI) reads it.
+  it.each(['../admin', 'a/../b', 'x/..', './x', 'a/./b', '..\\admin', '%2E%2E%2Fadmin', 'x%2f..'])(
+    'refuses the id %j, whose "/" or "\\" makes a dot segment once a server decodes it, before anything is sent',
+    async (id) => {
+      let sent = 0;
+      const client = new PostSched({ baseUrl: 'https://api.example/v1', auth: TOKEN, fetch: async () => (sent++, Response.json(POST)) });
+      for (const call of [() => client.posts.get(id), () => client.posts.delete(id), () => client.analytics.getPost(id), () => client.accounts.get(id)]) {
+        const error = await call().catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(ValidationError);
+      }
+      expect(sent).toBe(0);
+    },
+  );
+
+  it('still sends an id holding "/" or "\\" without a dot segment, as one encoded segment', async () => {
+    const urls: string[] = [];
+    const client = new PostSched({ baseUrl: 'https://api.example/v1', auth: TOKEN, fetch: async (request) => (urls.push(request.url), Response.json(POST)) });
+    await client.posts.get('a/b\\c/..x/x..');
+    expect(urls).toEqual(['https://api.example/v1/posts/a%2Fb%5Cc%2F..x%2Fx..']);
+  });
+
   it('still sends paths and ids whose dots, semicolons and wide characters make no dot segment', async () => {
     const urls: string[] = [];
     const client = new PostSched({ baseUrl: 'https://api.example/v1', auth: TOKEN, fetch: async (request) => (urls.push(request.url), Response.json(POST)) });

@@ -3,7 +3,7 @@
  * Location named, returned the foreign answer as the API's, and turned a write answered 303 into a GET.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { APIError, PostSched, RedirectError } from '@postsched/sdk';
+import { APIError, OAuthClient, OAuthResponseError, PostSched, RedirectError } from '@postsched/sdk';
 import { startServer, type HostileServer } from './server.js';
 
 const servers: HostileServer[] = [];
@@ -73,5 +73,20 @@ describe('API calls and redirects', () => {
     expect(error).toBeInstanceOf(RedirectError);
     expect(error.message).not.toContain('tok_secret_2');
     expect(String(error.location)).not.toContain('tok_secret_2');
+  });
+});
+
+describe('the token endpoint and redirects', () => {
+  // A 307 or 308 would re-send the form (client secret, refresh token or code and verifier) to the Location's host.
+  it.each([301, 302, 303, 307, 308])('a token request answered %i is not followed: a typed error, nothing reaches the Location', async (status) => {
+    const target = await elsewhere();
+    const api = await redirecting(status, `${target.server.url}/oauth/token`);
+    const oauth = new OAuthClient({ baseUrl: api.url, clientId: 'app', clientSecret: 'cs_secret_1', redirectUri: 'http://127.0.0.1/cb' });
+    const error = await oauth.refresh('rt_secret_1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OAuthResponseError);
+    expect(error).toMatchObject({ status });
+    expect((error as Error).message).not.toMatch(/cs_secret_1|rt_secret_1/);
+    expect(api.requests).toEqual(['POST /oauth/token']);
+    expect(target.headers).toHaveLength(0);
   });
 });

@@ -3,6 +3,8 @@
  * (default 32 MiB), token answers at 64 KiB, counted after decompression, and the connection is dropped.
  */
 import { createGzip } from 'node:zlib';
+import { HttpResponse, http } from 'msw';
+import { setupServer } from 'msw/node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OAuthClient, PostSched, ResponseTooLargeError } from '@postsched/sdk';
 import { startServer, streamBody, type HostileServer } from './server.js';
@@ -123,6 +125,29 @@ describe('a body larger than the client reads', () => {
     expect(error).toBeInstanceOf(ResponseTooLargeError);
     expect(error).toMatchObject({ limitBytes: MiB });
   });
+
+  // msw's mocked answers (the in-process setup the README shows) are such streams: cancelling one never settles.
+  it('ends in ResponseTooLargeError, not a time-out, when the body stream never settles its cancel (msw, a polyfill)', async () => {
+    const stuck = (announced?: string) => (): Promise<Response> => {
+      const body = new ReadableStream<Uint8Array>({ pull: (controller) => controller.enqueue(CHUNK), cancel: () => new Promise<void>(() => {}) });
+      return Promise.resolve(new Response(body, { status: 200, headers: { 'content-type': 'application/json', ...(announced && { 'content-length': announced }) } }));
+    };
+    for (const fetch of [stuck(), stuck(String(4 * MiB))]) {
+      const sdk = new PostSched({ baseUrl: 'https://api.example', auth: 'tok_1', maxRetries: 0, maxResponseBytes: MiB, timeoutMs: 20_000, fetch });
+      const error = await sdk.posts.get('post_1').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ResponseTooLargeError);
+      const oauth = new OAuthClient({ baseUrl: 'https://api.example', clientId: 'app', clientSecret: 'cs_secret', redirectUri: 'http://127.0.0.1/cb', timeoutMs: 20_000, fetch });
+      expect(await oauth.refresh('rt_secret_value').catch((e: unknown) => e)).toBeInstanceOf(ResponseTooLargeError);
+    }
+    const mocked = setupServer(http.get('https://api.example/posts/post_1', () => new HttpResponse(' '.repeat(2 * MiB), { headers: { 'content-type': 'application/json' } })));
+    mocked.listen({ onUnhandledRequest: 'error' });
+    try {
+      const sdk = new PostSched({ baseUrl: 'https://api.example', auth: 'tok_1', maxRetries: 0, maxResponseBytes: MiB, timeoutMs: 20_000 });
+      expect(await sdk.posts.get('post_1').catch((e: unknown) => e)).toBeInstanceOf(ResponseTooLargeError);
+    } finally {
+      mocked.close();
+    }
+  }, 90_000);
 
   it('refuses a maxResponseBytes that is not a positive integer', () => {
     expect(() => new PostSched({ baseUrl: 'https://api.example', auth: 't', maxResponseBytes: 0 })).toThrow(/maxResponseBytes/);

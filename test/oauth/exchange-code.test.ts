@@ -135,6 +135,15 @@ describe('OAuthClient.exchangeCode: the callback checks', () => {
     expect((error as OAuthCallbackError).code).toBe('invalid_callback');
   });
 
+  it('rejects a callback that repeats code as invalid_callback (not as one without a code), and sends nothing', async () => {
+    const { oauth, pending, callback } = await start();
+    callback.searchParams.append('code', 'code_other');
+    const error = await caught(oauth.exchangeCode(callback, pending));
+    expect(error).toMatchObject({ name: 'OAuthCallbackError', code: 'invalid_callback' });
+    expect(error.message).toMatch(/repeats `code`/);
+    expect(endpoint.tokenRequests).toHaveLength(0);
+  });
+
   it('accepts the callback as a URL, a full URL string, a path with query, or URLSearchParams', async () => {
     endpoint.answerJson(tokenBody(1));
     const { oauth, pending, callback } = await start();

@@ -88,14 +88,15 @@ describe('posts', () => {
     expect(post['labels']).toEqual(['x']);
   });
 
-  it('encodes ids into one path segment, so "a/../b" cannot change the route', async () => {
+  it('encodes ids into one path segment, so "a/b?x=1#y" cannot change the route', async () => {
     const seen = record(() => HttpResponse.json(wirePost()));
-    await client().posts.get('a/../b?x=1#y');
-    expect(seen[0]!.url.pathname).toBe('/v1/posts/a%2F..%2Fb%3Fx%3D1%23y');
+    await client().posts.get('a/b?x=1#y');
+    expect(seen[0]!.url.pathname).toBe('/v1/posts/a%2Fb%3Fx%3D1%23y');
     expect(seen[0]!.url.search).toBe('');
   });
 
-  it.each(['', '.', '..'])('refuses the id %j before sending anything', async (id) => {
+  // "a/../b" was sent as a%2F..%2Fb: a server that decodes %2F before resolving dot segments reads it as "b".
+  it.each(['', '.', '..', 'a/../b'])('refuses the id %j before sending anything', async (id) => {
     const seen = record(() => HttpResponse.json(wirePost()));
     await expect(client().posts.get(id)).rejects.toBeInstanceOf(ValidationError);
     await expect(client().posts.delete(id)).rejects.toMatchObject({ path: ['id'] });
