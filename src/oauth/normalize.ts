@@ -28,9 +28,11 @@ export interface NormalizeContext {
 
 /**
  * A 200 answer as oauth4webapi is to read it, without what it would refuse where the SDK can do without (a refused
- * answer loses the rotated refresh token it carries): `id_token` (RFC 6749 §5.1: ignore what you do not know; the SDK
- * is no OpenID client, oauth4webapi would check it as one), an optional field that is `null` (read as absent), and an
- * `expires_in` below 0 or past any number (clamped, as `toTokenSet` clamps the rest).
+ * answer loses the rotated refresh token it carries; the spec shows no token answer, so all but the tokens is our
+ * assumption, tolerated): `id_token` (RFC 6749 §5.1: ignore what you do not know; the SDK is no OpenID client,
+ * oauth4webapi would check it as one), an optional field that is `null` or unusable (an `expires_in` that is no
+ * number, a `scope` that is no string: read as absent), an `expires_in` below 0 or past any number (clamped, as
+ * `toTokenSet` clamps the rest), and a `token_type` that is no string (read as `bearer`, how the SDK sends it anyway).
  */
 export function forProcessing(response: Response): Response {
   const { status } = response;
@@ -40,9 +42,12 @@ export function forProcessing(response: Response): Response {
   } catch {}
   if (!isRecord(body)) return response;
   const { id_token: _, ...rest } = body;
-  for (const name of ['expires_in', 'refresh_token', 'scope']) if (rest[name] === null) delete rest[name];
+  if (rest['refresh_token'] === null) delete rest['refresh_token'];
+  if (typeof rest['scope'] !== 'string') delete rest['scope'];
+  if (typeof rest['token_type'] !== 'string') rest['token_type'] = 'bearer';
   const expiresIn = typeof rest['expires_in'] === 'string' ? parseFloat(rest['expires_in']) : rest['expires_in'];
-  if (typeof expiresIn === 'number' && (expiresIn < 0 || expiresIn === Infinity)) rest['expires_in'] = Math.max(0, Math.min(expiresIn, MAX_EXPIRES_IN_SECONDS));
+  if (typeof expiresIn !== 'number' || Number.isNaN(expiresIn)) delete rest['expires_in'];
+  else rest['expires_in'] = Math.max(0, Math.min(expiresIn, MAX_EXPIRES_IN_SECONDS));
   // A JSON object is read whatever its content type, a §5.2 error body as a §5.1 answer (oauth4webapi checks the type on
   // errors only). The headers are bufferResponse's own copy, so they can be set.
   response.headers.set('content-type', 'application/json');

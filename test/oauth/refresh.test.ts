@@ -44,6 +44,20 @@ describe('OAuthClient.refresh', () => {
     expect((await makeClient().refresh(previous)).refreshToken).toBe(`rt_${MARK}_old`);
   });
 
+  it('takes the rotated refresh token from an answer whose optional fields are unusable (read as absent), never refusing it', async () => {
+    for (const odd of [{ expires_in: 'soon' }, { expires_in: true }, { expires_in: {} }, { expires_in: '' }, { scope: ['posts:read'] }, { scope: 7 }]) {
+      endpoint.answerJson(tokenBody(2, odd));
+      const before = Date.now();
+      const tokens = await makeClient().refresh(previous);
+      expect(tokens).toMatchObject({ accessToken: `at_${MARK}_2`, refreshToken: `rt_${MARK}_2`, tokenType: 'bearer' });
+      if ('scope' in odd) expect(tokens.scopes).toEqual(['analytics:read']);
+      else expect(tokens.expiresAt).toBeGreaterThanOrEqual(before + 3_600_000); // the spec's 1 hour
+    }
+    const { token_type: _, ...untyped } = tokenBody(3); // RFC 6749 requires it; the SDK sends a bearer token anyway
+    endpoint.answerJson(untyped);
+    expect(await makeClient().refresh(previous)).toMatchObject({ refreshToken: `rt_${MARK}_3`, tokenType: 'bearer' });
+  });
+
   it("keeps the previous TokenSet's scopes when the answer has no scope", async () => {
     const { scope: _, ...body } = tokenBody(2);
     endpoint.answerJson(body);

@@ -62,7 +62,7 @@ describe('redaction', () => {
     names.push(await caughtName(oauth.exchangeCode(callback, pending)));
     endpoint.answerJson({ ...tokenBody(9), access_token: 42 });
     names.push(await caughtName(oauth.exchangeCode(callback, pending)));
-    endpoint.answerJson({ ...tokenBody(9), expires_in: 'soon' }); // not a number (a negative one is clamped to 0)
+    endpoint.answerJson({ ...tokenBody(9), refresh_token: 42 }); // no string (an unusable expires_in is read as absent)
     names.push(await caughtName(oauth.exchangeCode(callback, pending)));
     endpoint.answerJson({ ...tokenBody(9), token_type: 'mac' });
     names.push(await caughtName(oauth.exchangeCode(callback, pending)));
