@@ -144,7 +144,9 @@ class KeyLimit {
   learn({ blockMs, remaining, resetMs, limit }: RateLimitFacts, window: number, now: number): boolean {
     this.seen = now;
     let blocked = false;
-    if (window > 0 && window === this.#window && this.#sent > 0) this.#sent--; // it arrived: the service counts it
+    // Its request arrived in this window: the service counts it there. An answer after the window's end may be of a
+    // request that landed in the next one: still counted against it.
+    if (window > 0 && window === this.#window && this.#sent > 0 && now < this.#end) this.#sent--;
     if (limit !== undefined) this.limit = limit;
     if (resetMs !== undefined) this.#windowMs = Math.min(MAX_BLOCK_MS, Math.max(this.#windowMs, resetMs));
     if (blockMs !== undefined && blockMs > 0) blocked = this.#extend(now + Math.min(blockMs, MAX_BLOCK_MS));

@@ -64,7 +64,7 @@ local s = redis.call('HMGET', KEYS[1], 'b', 'w', 'l', 'e', 'g', 'L', 'W', 'f')
 local b, w, l, e, g, L, W, f = tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0, tonumber(s[4]) or 0, s[5] == '1', tonumber(s[6]) or 0, tonumber(s[7]) or 0, tonumber(s[8]) or 0
 local block, R, T, limit, win = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local told = false
-if win > 0 and win == w and f > 0 then f = f - 1 end
+if win > 0 and win == w and f > 0 and now < e then f = f - 1 end
 if limit > 0 then told = L == 0 L = limit end
 if T > W then W = T end
 if block > 0 and now + block > b then b = now + block told = true end
