@@ -65,6 +65,8 @@ export interface RateLimitFacts {
   remaining?: number | undefined;
   resetMs?: number | undefined;
   limit?: number | undefined;
+  /** Other requests of the answered one's client on their way, when it took no turn (already left out of `remaining`). */
+  sending?: number | undefined;
 }
 
 /** The turn of a key nothing holds: the one object the happy path returns. @internal */
@@ -257,7 +259,7 @@ export class RateLimiter {
     if (blockMs === undefined && info?.remaining === undefined && window === 0) return false;
     // A request that took no turn: the same client's others on their way are not in its count yet.
     const remaining = info?.remaining === undefined ? undefined : window === 0 ? Math.max(0, info.remaining - sending) : info.remaining;
-    const facts: RateLimitFacts = { blockMs, remaining, resetMs: info?.resetMs, limit: info?.limit || undefined };
+    const facts: RateLimitFacts = { blockMs, remaining, resetMs: info?.resetMs, limit: info?.limit || undefined, sending: window === 0 ? sending : 0 };
     return window > 0 || this.#keys.has(key) || holds(facts) ? this.apply(key, facts, window) : false;
   }
 

@@ -56,7 +56,9 @@ return {0, w, L, l - 1, e - now}
 /**
  * LEARN is `RateLimiter`'s `learnHere`: KEYS[1] the state; ARGV[1] block ms (0: none), ARGV[2] remaining (-1: not
  * said), ARGV[3] reset ms (-1), ARGV[4] limit (0), ARGV[5] the request's window (0: none), ARGV[6] channel, ARGV[7]
- * key. A new or longer block, or a key newly paced, is PUBLISHed: every process then holds or paces it too.
+ * key, ARGV[8] the other requests of its client on their way. The first quota known leaves out, for each other
+ * process subscribed (on a Redis Cluster: through the key's node), as many requests on their way as this one had
+ * (the answered one too): they are in no count yet. A new or longer block, or a key newly paced, is PUBLISHed: every process then holds or paces it too.
  */
 const LEARN = /* @__PURE__ */ defineScript(`
 local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -73,7 +75,8 @@ if R >= 0 and T >= 0 then
   if L == 0 then
     if R == 0 and now + T > b then b = now + T told = true end
   elseif w == 0 then
-    w = 1 l = R f = 0 e = now + T g = false
+    local others = redis.call('PUBSUB', 'NUMSUB', ARGV[6])[2] - 1
+    w = 1 l = R - math.max(0, others) * (tonumber(ARGV[8]) + 1) f = 0 e = now + T g = false
   elseif current then
     if g or now + T < e then e = now + T end
     g = false
@@ -160,10 +163,10 @@ export class RedisRateLimiter extends RateLimiter {
   /** What an answer said, here and in Redis for every process. @internal */
   protected override apply(key: string, facts: RateLimitFacts, window: number): boolean {
     const blocked = this.learnHere(key, facts, window);
-    const { blockMs = 0, remaining = -1, resetMs = -1, limit = 0 } = facts;
+    const { blockMs = 0, remaining = -1, resetMs = -1, limit = 0, sending = 0 } = facts;
     // Whole numbers for Lua: the waits at most a day, the counts at most 15 digits (core/rate-limit.ts).
     const args = [Math.min(blockMs, MAX_BLOCK_MS), remaining, Math.min(resetMs, MAX_BLOCK_MS), limit].map((n) => String(Math.ceil(n)));
-    this.#connection.script('share', LEARN, [this.#stateKey(key)], [...args, String(window), this.#prefix, key]).then(
+    this.#connection.script('share', LEARN, [this.#stateKey(key)], [...args, String(window), this.#prefix, key, String(sending)]).then(
       // Another process's block is longer: hold to it.
       (storedMs) => typeof storedMs === 'number' && storedMs > blockMs && this.learnHere(key, { blockMs: storedMs }, 0),
       () => undefined,
