@@ -198,6 +198,31 @@ describe('RedisRateLimiter on a 3-master Redis Cluster (ioredis Cluster)', () =>
   }, true);
 });
 
+describe('Redis stalled', () => {
+  for (const kind of CLIENT_KINDS) {
+    it(`${kind.name}: a paced user's calls go on this process's own turns once a TAKE times out, none refused, none hung`, { timeout: 30_000 }, async () => {
+      const server = await startRedisServer();
+      const connection = await kind.connect(server.url);
+      const limiter = new RedisRateLimiter({ redis: connection.client, commandTimeoutMs: 200 });
+      try {
+        const service = windowService({ limit: 10, windowMs: 10_000 });
+        const user = new PostSched({ baseUrl: BASE, auth: 'tok_1', fetch: service.fetch, rateLimiter: limiter, maxRetries: 0 });
+        for (let i = 0; i < 3; i++) await user.posts.get('post_1'); // 7 left: paced, in Redis
+        server.pause(); // SIGSTOP: every command now times out
+        const calls = await Promise.allSettled(Array.from({ length: 7 }, () => user.posts.get('post_1')));
+        expect(calls.map((o) => o.status)).toEqual(Array(7).fill('fulfilled'));
+        expect(service.refused()).toBe(0);
+        expect(service.windows).toEqual([10]);
+      } finally {
+        server.resume();
+        await limiter.close();
+        await connection.close();
+        await server.stop();
+      }
+    });
+  }
+});
+
 describe('Redis stopped', () => {
   for (const kind of CLIENT_KINDS) {
     it(`${kind.name}: every call still completes (a 429 then 200, and plain calls), none fails because of the limiter`, { timeout: 30_000 }, async () => {
