@@ -38,7 +38,7 @@ interface Call<T> extends ObservedCall {
   readonly headers: Readonly<Record<string, string>> | undefined;
   readonly timeoutMs: number;
   readonly rules: RetryRules;
-  /** What ky takes, but the headers (they carry the attempt's token). */
+  /** What ky takes; `headers` set by each attempt (they carry its token). */
   readonly ky: KyOptions;
   /** The token of each attempt sent so far: cut out of anything the server echoes; its length numbers the attempts. */
   readonly tokens: string[];
@@ -202,7 +202,9 @@ export class Pipeline {
     // (http/ky.node.ts), synchronously either way: the first call waits on no I/O that a fake clock would not drive.
     if (ky === undefined) loadKy();
     try {
-      return await ky!(call.url, { ...call.ky, headers });
+      // ky copies its options before it reads them: the call's own object, with this attempt's headers, is not kept.
+      call.ky.headers = headers;
+      return await ky!(call.url, call.ky);
     } catch (error) {
       throw isTimeoutError(error) ? new TimeoutError(call.timeoutMs) : error;
     }
