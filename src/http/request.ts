@@ -190,9 +190,14 @@ export class Pipeline {
     return observe(this.#config, call, attempt, token, headers, () => this.#exchange(call, headers));
   }
 
-  /** The client's headers with the token: the same object while the token is the same. */
+  /**
+   * The client's headers with the token: the same object while the token is the same. Built by `Object.assign`, not
+   * a spread of the shared headers: once objects of the same names in the same order have been built key by key and
+   * grown (undici's fetch builds one per request), V8 gives each spread copy a hidden class of its own: about 300
+   * bytes more per client kept (a `UserClients` user).
+   */
   #withToken(token: string): Readonly<Record<string, string>> {
-    if (this.#tokenHeaders?.token !== token) this.#tokenHeaders = { token, headers: { ...this.#config.headers, authorization: `Bearer ${token}` } };
+    if (this.#tokenHeaders?.token !== token) this.#tokenHeaders = { token, headers: Object.assign({}, this.#config.headers, { authorization: `Bearer ${token}` }) };
     return this.#tokenHeaders.headers;
   }
 
