@@ -155,6 +155,11 @@ export const withoutKyUnusedOptions = {
       ['onDownloadProgress', block(12, 'if (ky.#options.onDownloadProgress) {'), ''],
       ['the retries', 'ky.#retry(function_)', 'function_()'],
       ['the response shortcuts', block(8, 'for (const [type, mimeType] of Object.entries(responseTypes)) {'), ''],
+      // Per call, not bytes: a promise tick before the fetch, and a second Request (its headers copied, an AbortSignal
+      // that follows the first) kept for a retry that one attempt never makes.
+      ['the tick for the response shortcuts', /\n {12}\/\/ Delay the fetch so that body method shortcuts can set the Accept header\n {12}await Promise\.resolve\(\);/, ''],
+      ['the request copy for a retry', /\n {8}\/\/ Cloning is done here to prepare in advance for retries(?=\n {8}this\.#originalRequest = this\.request;\n)/, ''],
+      ['the request copy for a retry', '        this.request = this.#originalRequest.clone();\n', ''],
       ['searchParams', block(4, 'static #normalizeSearchParams(searchParams) {'), ''],
       ['the retry count', '    #retryCount = 0;\n', ''],
       ['the normalized options', '    #cachedNormalizedOptions;\n', ''],
