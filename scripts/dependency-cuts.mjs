@@ -138,7 +138,7 @@ export const withoutKyUnusedOptions = {
   name: 'ky-without-unused-options',
   setup(build) {
     const refusal = notBundledBy('ky');
-    const unused = ['hooks', 'context', 'prefixUrl', 'searchParams', 'json', 'parseJson', 'stringifyJson', 'onDownloadProgress', 'onUploadProgress'];
+    const unused = ['hooks', 'context', 'prefixUrl', 'searchParams', 'json', 'parseJson', 'stringifyJson', 'onDownloadProgress', 'onUploadProgress', 'dispatcher', 'next'];
     const kyCuts = [
       // The options the cuts below leave unserved, refused as ky is called.
       [
@@ -180,6 +180,9 @@ export const withoutKyUnusedOptions = {
       ['parseJson', block(4, '#decorateResponse(response) {'), ''],
       ['the response cancel of hooks and progress', block(4, '#cancelResponseBody(response) {'), ''],
       ['the retry loop', block(4, 'async #retry(function_) {'), ''],
+      // Every option the SDK passes is ky's own or a Request's (the constructor refuses the two a fetch alone takes):
+      // nothing is left for fetch's own init, which would take a walk of the options and of the Request per call.
+      ['the options only fetch takes', 'const nonRequestOptions = findUnknownOptions(this.request, this.#options);', 'const nonRequestOptions = {};'],
       // A new AbortController for an attempt after a time-out: each Ky makes one attempt.
       ['the next attempt', block(8, 'if (this.#abortController?.signal.aborted) {'), ''],
       ['the beforeRequest hooks', block(8, 'for (const hook of this.#options.hooks.beforeRequest) {'), ''],
@@ -187,37 +190,21 @@ export const withoutKyUnusedOptions = {
       ['a hook\'s request', block(4, '#assignRequest(request) {'), ''],
       ['onUploadProgress', block(4, '#wrapRequestWithUploadProgress(request, originalBody) {'), ''],
     ];
-    build.onLoad({ filter: /[\\/]ky[\\/]distribution[\\/](?:index|core[\\/]Ky|utils[\\/]merge)\.js$/ }, async ({ path }) => {
+    build.onLoad({ filter: /[\\/]ky[\\/]distribution[\\/](?:index|core[\\/]Ky)\.js$/ }, async ({ path }) => {
       const source = await readFile(path, 'utf8');
       const file = path.replace(/\\/g, '/').replace(/^.*\/distribution\//, '');
       if (file === 'core/Ky.js') return { contents: refusal + applyCuts(path, source, kyCuts, 'ky'), loader: 'js' };
-      if (file === 'utils/merge.js') {
-        // Hooks and a second source of searchParams: only a ky instance's defaults (ky.create, ky.extend) merge them.
-        return {
-          contents: applyCuts(
-              path,
-              source,
-              [
-                ['the hooks', /\nfunction newHookValue\([^)]*\) \{\n(?: {4}[^\n]*\n)+\}\nexport const mergeHooks = [^\n]*\n(?: {4}[^\n]*\n)+\}\);\n/, '\n'],
-                ['the hooks', block(12, 'if (isObject(source.hooks)) {'), ''],
-                ['context', block(16, "if (key === 'context') {"), ''],
-                ['searchParams', block(16, "if (key === 'searchParams') {"), ''],
-                ['searchParams', block(4, 'if (searchParameters !== undefined) {'), ''],
-              ],
-              'ky',
-            ),
-          loader: 'js',
-        };
-      }
-      // The entry: `ky(input, options)` of the default instance (no defaults), without its methods.
+      // The entry: `ky(input, options)` of the default instance, without its methods. It has no defaults, so merging
+      // them in (`validateAndMerge`: the options copied key by key into new objects, the headers into a Headers) only
+      // copies what the constructor copies again: `Ky` is given the SDK's options as they are, and never changes them.
       applyCuts(path, source, [
         ['the call', 'const ky = (input, options) => Ky.create(input, validateAndMerge(defaults, options));', ''],
         ['the default instance', 'const ky = createInstance();', ''],
       ], 'ky');
       return {
         contents:
-          "import { Ky } from './core/Ky.js';\nimport { validateAndMerge } from './utils/merge.js';\n" +
-          'const ky = (input, options) => Ky.create(input, validateAndMerge(undefined, options));\nexport default ky;\n' +
+          "import { Ky } from './core/Ky.js';\n" +
+          'const ky = (input, options) => Ky.create(input, options);\nexport default ky;\n' +
           "export { TimeoutError } from './errors/TimeoutError.js';\nexport { isTimeoutError } from './utils/type-guards.js';\n",
         loader: 'js',
         resolveDir: dirname(path),

@@ -137,8 +137,8 @@ describe('ky as the build bundles it', () => {
 
   it('leaves out what only the options the SDK never passes reach (over 1.5 KB gz)', async () => {
     const [whole, cut] = await Promise.all([bundle(KY, [withoutKyProgress]), bundle(KY, SDK_CUTS)]);
-    // The retries (NonError), HTTPError, merged searchParams, the retry options' defaults.
-    for (const text of ['Non-error value was thrown', 'Request failed with', 'Array search parameters', 'retry.methods must be an array']) {
+    // The retries (NonError), HTTPError, merged searchParams, the retry options' defaults, the merge of defaults.
+    for (const text of ['Non-error value was thrown', 'Request failed with', 'Array search parameters', 'retry.methods must be an array', 'argument must be an object']) {
       expect(whole).toContain(text);
       expect(cut).not.toContain(text);
     }
@@ -237,6 +237,9 @@ describe('ky as the build bundles it', () => {
       [{ stringifyJson: JSON.stringify }, /without stringifyJson/],
       [{ onDownloadProgress: () => {} }, /without onDownloadProgress/],
       [{ onUploadProgress: () => {} }, /without onUploadProgress/],
+      // Options of a fetch alone (undici's, Next.js's): ky would pass them on in fetch's init, which it no longer builds.
+      [{ dispatcher: {} } as import('ky').Options, /without dispatcher/],
+      [{ next: { revalidate: 1 } } as import('ky').Options, /without next/],
       [{ retry: 2 }, /without retries/],
       [{ throwHttpErrors: true }, /without retries, HTTPError/],
     ];
