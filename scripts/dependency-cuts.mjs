@@ -183,6 +183,10 @@ export const withoutKyUnusedOptions = {
       // Every option the SDK passes is ky's own or a Request's (the constructor refuses the two a fetch alone takes):
       // nothing is left for fetch's own init, which would take a walk of the options and of the Request per call.
       ['the options only fetch takes', 'const nonRequestOptions = findUnknownOptions(this.request, this.#options);', 'const nonRequestOptions = {};'],
+      // The headers as given (the SDK's: a plain object of strings), not first copied into a Headers: only the json and
+      // FormData parts cut above wrote to that copy, and the Request copies them into its own anyway.
+      ['the copy of the headers', '            headers: mergeHeaders(this.#input.headers, options.headers),\n', '            headers: options.headers,\n'],
+      ['the copy of the headers', "import { mergeHeaders } from '../utils/merge.js';\n", ''],
       // A new AbortController for an attempt after a time-out: each Ky makes one attempt.
       ['the next attempt', block(8, 'if (this.#abortController?.signal.aborted) {'), ''],
       ['the beforeRequest hooks', block(8, 'for (const hook of this.#options.hooks.beforeRequest) {'), ''],
