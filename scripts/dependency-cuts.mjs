@@ -138,7 +138,7 @@ export const withoutKyUnusedOptions = {
   name: 'ky-without-unused-options',
   setup(build) {
     const refusal = notBundledBy('ky');
-    const unused = ['hooks', 'context', 'prefixUrl', 'searchParams', 'json', 'parseJson', 'stringifyJson', 'onDownloadProgress', 'onUploadProgress'];
+    const unused = ['hooks', 'context', 'prefixUrl', 'searchParams', 'json', 'parseJson', 'stringifyJson', 'onDownloadProgress', 'onUploadProgress', 'dispatcher', 'next'];
     const kyCuts = [
       // The options the cuts below leave unserved, refused as ky is called.
       [
@@ -155,6 +155,11 @@ export const withoutKyUnusedOptions = {
       ['onDownloadProgress', block(12, 'if (ky.#options.onDownloadProgress) {'), ''],
       ['the retries', 'ky.#retry(function_)', 'function_()'],
       ['the response shortcuts', block(8, 'for (const [type, mimeType] of Object.entries(responseTypes)) {'), ''],
+      // Per call, not bytes: a promise tick before the fetch, and a second Request (its headers copied, an AbortSignal
+      // that follows the first) kept for a retry that one attempt never makes.
+      ['the tick for the response shortcuts', /\n {12}\/\/ Delay the fetch so that body method shortcuts can set the Accept header\n {12}await Promise\.resolve\(\);/, ''],
+      ['the request copy for a retry', /\n {8}\/\/ Cloning is done here to prepare in advance for retries(?=\n {8}this\.#originalRequest = this\.request;\n)/, ''],
+      ['the request copy for a retry', '        this.request = this.#originalRequest.clone();\n', ''],
       ['searchParams', block(4, 'static #normalizeSearchParams(searchParams) {'), ''],
       ['the retry count', '    #retryCount = 0;\n', ''],
       ['the normalized options', '    #cachedNormalizedOptions;\n', ''],
@@ -175,6 +180,13 @@ export const withoutKyUnusedOptions = {
       ['parseJson', block(4, '#decorateResponse(response) {'), ''],
       ['the response cancel of hooks and progress', block(4, '#cancelResponseBody(response) {'), ''],
       ['the retry loop', block(4, 'async #retry(function_) {'), ''],
+      // Every option the SDK passes is ky's own or a Request's (the constructor refuses the two a fetch alone takes):
+      // nothing is left for fetch's own init, which would take a walk of the options and of the Request per call.
+      ['the options only fetch takes', 'const nonRequestOptions = findUnknownOptions(this.request, this.#options);', 'const nonRequestOptions = {};'],
+      // The headers as given (the SDK's: a plain object of strings), not first copied into a Headers: only the json and
+      // FormData parts cut above wrote to that copy, and the Request copies them into its own anyway.
+      ['the copy of the headers', '            headers: mergeHeaders(this.#input.headers, options.headers),\n', '            headers: options.headers,\n'],
+      ['the copy of the headers', "import { mergeHeaders } from '../utils/merge.js';\n", ''],
       // A new AbortController for an attempt after a time-out: each Ky makes one attempt.
       ['the next attempt', block(8, 'if (this.#abortController?.signal.aborted) {'), ''],
       ['the beforeRequest hooks', block(8, 'for (const hook of this.#options.hooks.beforeRequest) {'), ''],
@@ -182,37 +194,21 @@ export const withoutKyUnusedOptions = {
       ['a hook\'s request', block(4, '#assignRequest(request) {'), ''],
       ['onUploadProgress', block(4, '#wrapRequestWithUploadProgress(request, originalBody) {'), ''],
     ];
-    build.onLoad({ filter: /[\\/]ky[\\/]distribution[\\/](?:index|core[\\/]Ky|utils[\\/]merge)\.js$/ }, async ({ path }) => {
+    build.onLoad({ filter: /[\\/]ky[\\/]distribution[\\/](?:index|core[\\/]Ky)\.js$/ }, async ({ path }) => {
       const source = await readFile(path, 'utf8');
       const file = path.replace(/\\/g, '/').replace(/^.*\/distribution\//, '');
       if (file === 'core/Ky.js') return { contents: refusal + applyCuts(path, source, kyCuts, 'ky'), loader: 'js' };
-      if (file === 'utils/merge.js') {
-        // Hooks and a second source of searchParams: only a ky instance's defaults (ky.create, ky.extend) merge them.
-        return {
-          contents: applyCuts(
-              path,
-              source,
-              [
-                ['the hooks', /\nfunction newHookValue\([^)]*\) \{\n(?: {4}[^\n]*\n)+\}\nexport const mergeHooks = [^\n]*\n(?: {4}[^\n]*\n)+\}\);\n/, '\n'],
-                ['the hooks', block(12, 'if (isObject(source.hooks)) {'), ''],
-                ['context', block(16, "if (key === 'context') {"), ''],
-                ['searchParams', block(16, "if (key === 'searchParams') {"), ''],
-                ['searchParams', block(4, 'if (searchParameters !== undefined) {'), ''],
-              ],
-              'ky',
-            ),
-          loader: 'js',
-        };
-      }
-      // The entry: `ky(input, options)` of the default instance (no defaults), without its methods.
+      // The entry: `ky(input, options)` of the default instance, without its methods. It has no defaults, so merging
+      // them in (`validateAndMerge`: the options copied key by key into new objects, the headers into a Headers) only
+      // copies what the constructor copies again: `Ky` is given the SDK's options as they are, and never changes them.
       applyCuts(path, source, [
         ['the call', 'const ky = (input, options) => Ky.create(input, validateAndMerge(defaults, options));', ''],
         ['the default instance', 'const ky = createInstance();', ''],
       ], 'ky');
       return {
         contents:
-          "import { Ky } from './core/Ky.js';\nimport { validateAndMerge } from './utils/merge.js';\n" +
-          'const ky = (input, options) => Ky.create(input, validateAndMerge(undefined, options));\nexport default ky;\n' +
+          "import { Ky } from './core/Ky.js';\n" +
+          'const ky = (input, options) => Ky.create(input, options);\nexport default ky;\n' +
           "export { TimeoutError } from './errors/TimeoutError.js';\nexport { isTimeoutError } from './utils/type-guards.js';\n",
         loader: 'js',
         resolveDir: dirname(path),

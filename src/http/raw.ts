@@ -86,6 +86,8 @@ function identity<T>(body: unknown): T {
  * `..;x` as `..`).
  */
 export function hasDotSegment(path: string): boolean {
+  // No dot, no escape to undo and nothing NFKC could fold into a dot (ASCII): none, whatever the reading (most ids).
+  if (!/[.%\x80-\uffff]/.test(path)) return false;
   return decoded(decoded(path))
     .split(/[/\\]/)
     .some((segment) => /^\.\.?(?:;|$)/.test(segment));

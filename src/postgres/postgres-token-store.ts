@@ -8,7 +8,7 @@ import type { ReauthorizationReason } from '../oauth/errors.js';
 import { copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { type EncryptionKey, TokenCipher } from '../redis/token-cipher.js';
-import { LeaseLock, lockTimes } from '../store/lease-lock.js';
+import { type Lease, LeaseLock, lockTimes } from '../store/lease-lock.js';
 import { StoredTokens } from '../redis/stored-tokens.js';
 import { PostgresTokenStoreError } from './errors.js';
 import { checkPool, PgConnection, type PgPoolLike } from './pg-connection.js';
@@ -99,26 +99,7 @@ export class PostgresTokenStore implements TokenStore {
       options.encryptionKey === undefined ? undefined : new TokenCipher(options.encryptionKey),
       (error) => new PostgresTokenStoreError(where('get'), 'unreadable', error.message.replace(/^The tokens stored under "[^"]*" cannot be read: /, 'the stored tokens cannot be read: '), { problem: error.problem }),
     );
-    const sql = this.#sql;
-    const connection = this.#connection;
-    const ttl = this.#lockTtlMs;
-    this.#lock = new LeaseLock(
-      {
-        take: async (owner, ttlMs) => (await connection.count('lock', sql.take, [key, owner, ttlMs])) === 1,
-        extend: async (owner, ttlMs) => (await connection.count('lock', sql.extend, [key, owner, ttlMs])) === 1,
-        release: async (owner) => (await connection.count('unlock', sql.release, [key, owner])) === 1,
-        look: async () => {
-          const [row] = await connection.rows('lock', sql.look, [key]);
-          return { tokens: (await this.#values.decode(row?.['tokens'])).tokens, held: row?.['held'] === true };
-        },
-      },
-      {
-        ttlMs: ttl,
-        waitMs: lockWaitMs,
-        timedOut: () =>
-          new PostgresTokenStoreError(where('lock'), 'lock_timeout', `another process held the row's lock for more than ${lockWaitMs} ms (\`lockWaitMs\`); a holder that died frees it after \`lockTtlMs\`.`),
-      },
-    );
+    this.#lock = new LeaseLock(new PgLease(this.#connection, this.#sql, { key, table: table.name }, this.#values, ttlMs, lockWaitMs));
   }
 
   /** The row's key. */
@@ -207,5 +188,49 @@ export class PostgresTokenStore implements TokenStore {
     encrypted: boolean;
   } {
     return { table: this.#table, key: this.#key, encrypted: this.#encrypted };
+  }
+}
+
+/** The row's lease: `lock_owner` and `lock_expires_at`, written by one statement each. */
+class PgLease implements Lease {
+  readonly #connection: PgConnection;
+  readonly #sql: ReturnType<typeof statements>;
+  readonly #row: { readonly key: string; readonly table: string };
+  readonly #values: StoredTokens;
+  readonly ttlMs: number;
+  readonly waitMs: number;
+
+  constructor(connection: PgConnection, sql: ReturnType<typeof statements>, row: { key: string; table: string }, values: StoredTokens, ttlMs: number, waitMs: number) {
+    this.#connection = connection;
+    this.#sql = sql;
+    this.#row = row;
+    this.#values = values;
+    this.ttlMs = ttlMs;
+    this.waitMs = waitMs;
+  }
+
+  async take(owner: string, ttlMs: number): Promise<boolean> {
+    return (await this.#connection.count('lock', this.#sql.take, [this.#row.key, owner, ttlMs])) === 1;
+  }
+
+  async extend(owner: string, ttlMs: number): Promise<boolean> {
+    return (await this.#connection.count('lock', this.#sql.extend, [this.#row.key, owner, ttlMs])) === 1;
+  }
+
+  async release(owner: string): Promise<boolean> {
+    return (await this.#connection.count('unlock', this.#sql.release, [this.#row.key, owner])) === 1;
+  }
+
+  async look(): Promise<{ tokens: TokenSet | undefined; held: boolean }> {
+    const [row] = await this.#connection.rows('lock', this.#sql.look, [this.#row.key]);
+    return { tokens: (await this.#values.decode(row?.['tokens'])).tokens, held: row?.['held'] === true };
+  }
+
+  timedOut(): Error {
+    return new PostgresTokenStoreError(
+      { ...this.#row, operation: 'lock' },
+      'lock_timeout',
+      `another process held the row's lock for more than ${this.waitMs} ms (\`lockWaitMs\`); a holder that died frees it after \`lockTtlMs\`.`,
+    );
   }
 }

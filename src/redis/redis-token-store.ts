@@ -6,7 +6,7 @@
 import { constructorOptions, integerOption, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
 import { copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
-import { LeaseLock, lockTimes } from '../store/lease-lock.js';
+import { type Lease, LeaseLock, lockTimes } from '../store/lease-lock.js';
 import { StoredTokens } from './stored-tokens.js';
 import { LockLostError, LockTimeoutError, withHashTag } from './errors.js';
 import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED } from './lock-scripts.js';
@@ -107,20 +107,7 @@ export class RedisTokenStore implements TokenStore {
     }
     this.#encrypted = options.encryptionKey !== undefined;
     this.#values = new StoredTokens(key, options.encryptionKey === undefined ? undefined : new TokenCipher(options.encryptionKey));
-    const connection = this.#connection;
-    const lockKey = this.#lockKey;
-    this.#lock = new LeaseLock(
-      {
-        take: async (owner, ttlMs) => (await connection.command('lock', ['SET', lockKey, owner, 'PX', String(ttlMs), 'NX'])) === 'OK',
-        extend: async (owner, ttlMs) => (await connection.script('lock', EXTEND_LOCK, [lockKey], [owner, String(ttlMs)])) === 1,
-        release: async (owner) => (await connection.script('unlock', RELEASE_LOCK, [lockKey], [owner])) === 1,
-        look: async () => {
-          const [raw, lock] = (await connection.command('lock', ['MGET', key, lockKey])) as [unknown, unknown];
-          return { tokens: (await this.#values.decode(raw)).tokens, held: lock !== null && lock !== undefined };
-        },
-      },
-      { ttlMs: this.#lockTtlMs, waitMs: lockWaitMs, timedOut: () => new LockTimeoutError(key, lockWaitMs) },
-    );
+    this.#lock = new LeaseLock(new RedisLease(this.#connection, key, this.#lockKey, this.#values, ttlMs, lockWaitMs));
   }
 
   /** The Redis key of the tokens. */
@@ -203,6 +190,46 @@ export class RedisTokenStore implements TokenStore {
     encrypted: boolean;
   } {
     return { key: this.#key, encrypted: this.#encrypted };
+  }
+}
+
+/** The lock's lease: `${key}:lock` holds its owner's token, with a Redis expiry. */
+class RedisLease implements Lease {
+  readonly #connection: RedisConnection;
+  readonly #key: string;
+  readonly #lockKey: string;
+  readonly #values: StoredTokens;
+  readonly ttlMs: number;
+  readonly waitMs: number;
+
+  constructor(connection: RedisConnection, key: string, lockKey: string, values: StoredTokens, ttlMs: number, waitMs: number) {
+    this.#connection = connection;
+    this.#key = key;
+    this.#lockKey = lockKey;
+    this.#values = values;
+    this.ttlMs = ttlMs;
+    this.waitMs = waitMs;
+  }
+
+  async take(owner: string, ttlMs: number): Promise<boolean> {
+    return (await this.#connection.command('lock', ['SET', this.#lockKey, owner, 'PX', String(ttlMs), 'NX'])) === 'OK';
+  }
+
+  async extend(owner: string, ttlMs: number): Promise<boolean> {
+    return (await this.#connection.script('lock', EXTEND_LOCK, [this.#lockKey], [owner, String(ttlMs)])) === 1;
+  }
+
+  async release(owner: string): Promise<boolean> {
+    return (await this.#connection.script('unlock', RELEASE_LOCK, [this.#lockKey], [owner])) === 1;
+  }
+
+  async look(): Promise<{ tokens: TokenSet | undefined; held: boolean }> {
+    const [raw, lock] = (await this.#connection.command('lock', ['MGET', this.#key, this.#lockKey])) as [unknown, unknown];
+    return { tokens: (await this.#values.decode(raw)).tokens, held: lock !== null && lock !== undefined };
+  }
+
+  timedOut(): Error {
+    return new LockTimeoutError(this.#key, this.waitMs);
   }
 }
 

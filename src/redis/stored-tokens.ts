@@ -30,7 +30,7 @@ export class StoredTokens {
   #seen: Seen | undefined;
 
   /** `unreadable`: the store's own error for a value it cannot read (default: Redis's `StoredTokensUnreadableError`). */
-  constructor(key: string, cipher: TokenCipher | undefined, unreadable: (error: StoredTokensUnreadableError) => Error = (error) => error) {
+  constructor(key: string, cipher: TokenCipher | undefined, unreadable: (error: StoredTokensUnreadableError) => Error = itself) {
     this.#key = key;
     this.#cipher = cipher;
     this.#unreadable = unreadable;
@@ -84,4 +84,9 @@ export class StoredTokens {
     }
     return false;
   }
+}
+
+/** The default `unreadable`: Redis's own error as it is (one function for every store, not a closure per store). */
+function itself(error: StoredTokensUnreadableError): Error {
+  return error;
 }

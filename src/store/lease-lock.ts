@@ -23,8 +23,15 @@ export function lockTimes(options: { lockTtlMs?: unknown; lockWaitMs?: unknown }
   };
 }
 
-/** One store's lease, in its database. */
+/**
+ * One store's lease, in its database, with how long it lasts and may be waited for: one object per store (a class
+ * instance, not closures; a `UserClients` keeps a store per cached user).
+ */
 export interface Lease {
+  /** Expiry of the lease, in ms; a live holder extends it every third of this. */
+  readonly ttlMs: number;
+  /** How long a waiter waits before `timedOut()` is thrown, in ms. */
+  readonly waitMs: number;
   /** Takes the lease for `owner`, for `ttlMs`, when nobody holds it (or its holder's expired): `true` when taken. */
   take(owner: string, ttlMs: number): Promise<boolean>;
   /** Pushes the expiry out to `ttlMs` from now while the lease is still `owner`'s: `false` once it is not. */
@@ -33,15 +40,8 @@ export interface Lease {
   release(owner: string): Promise<boolean>;
   /** For a waiter: the stored tokens, and whether the lease is held (by anyone). */
   look(): Promise<{ tokens: TokenSet | undefined; held: boolean }>;
-}
-
-export interface LeaseLockSettings {
-  /** Expiry of the lease, in ms; a live holder extends it every third of this. */
-  ttlMs: number;
-  /** How long a waiter waits before `timedOut()` is thrown, in ms. */
-  waitMs: number;
   /** The store's error for a wait past `waitMs`. */
-  timedOut: () => Error;
+  timedOut(): Error;
 }
 
 /** A lock this async call chain holds; `outer`: one it held already (another store's, nested). */
@@ -70,11 +70,9 @@ const MAX_LOOK_MS = 1_000;
 /** One store's lock: `run(fn)` runs `fn` holding the lease (see `RedisTokenStore.lock`). */
 export class LeaseLock {
   readonly #lease: Lease;
-  readonly #settings: LeaseLockSettings;
 
-  constructor(lease: Lease, settings: LeaseLockSettings) {
+  constructor(lease: Lease) {
     this.#lease = lease;
-    this.#settings = settings;
   }
 
   /** The owner token of this lock when the calling async chain holds it (a write must then prove it still owns it). */
@@ -94,7 +92,7 @@ export class LeaseLock {
     const owner = ownerToken();
     // The lease lasts `lockTtlMs` from its take and each extension, or the holder's `leaseMs` when longer: what `fn` may
     // be doing while its process does not run at all (a refresh in flight, that another process must not repeat).
-    const ttlMs = Math.max(this.#settings.ttlMs, Math.min(MAX_TIMEOUT_MS, Math.ceil(options?.leaseMs ?? 0) || 0));
+    const ttlMs = Math.max(this.#lease.ttlMs, Math.min(MAX_TIMEOUT_MS, Math.ceil(options?.leaseMs ?? 0) || 0));
     const waited = await this.#acquire(owner, ttlMs, options?.whileWaiting);
     if (waited !== undefined) return waited.result;
     const hold: LockHold = { lock: this, owner, released: false, outer: held.getStore() };
@@ -129,7 +127,7 @@ export class LeaseLock {
         })
         .catch(() => {})
         .finally(() => (inFlight = false));
-    }, Math.max(1, Math.floor(this.#settings.ttlMs / 3)));
+    }, Math.max(1, Math.floor(this.#lease.ttlMs / 3)));
     return () => clearInterval(timer);
   }
 
@@ -139,12 +137,12 @@ export class LeaseLock {
    * once the lease is ours, or `{ result }` when `whileWaiting` ended the wait.
    */
   async #acquire<T>(owner: string, ttlMs: number, whileWaiting: ((stored: TokenSet | undefined) => T | undefined) | undefined): Promise<{ result: T } | undefined> {
-    const deadline = performance.now() + this.#settings.waitMs;
+    const deadline = performance.now() + this.#lease.waitMs;
     for (let attempt = 0; ; attempt++) {
       if (await this.#take(owner, ttlMs)) return undefined;
       for (let look = 0; ; look++) {
         const left = deadline - performance.now();
-        if (left <= 0) throw this.#settings.timedOut();
+        if (left <= 0) throw this.#lease.timedOut();
         const backoff =
           whileWaiting === undefined
             ? Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** attempt) * (0.5 + Math.random() / 2)

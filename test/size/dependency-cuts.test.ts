@@ -5,7 +5,7 @@
 import { build, type Plugin } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { withoutIdTokenCheck, withoutKyProgress, withoutKyUnusedOptions, withoutOauthUnusedOptions } from '../../scripts/dependency-cuts.mjs';
 
 async function bundle(contents: string, plugins: Plugin[]): Promise<string> {
@@ -137,8 +137,8 @@ describe('ky as the build bundles it', () => {
 
   it('leaves out what only the options the SDK never passes reach (over 1.5 KB gz)', async () => {
     const [whole, cut] = await Promise.all([bundle(KY, [withoutKyProgress]), bundle(KY, SDK_CUTS)]);
-    // The retries (NonError), HTTPError, merged searchParams, the retry options' defaults.
-    for (const text of ['Non-error value was thrown', 'Request failed with', 'Array search parameters', 'retry.methods must be an array']) {
+    // The retries (NonError), HTTPError, merged searchParams, the retry options' defaults, the merge of defaults.
+    for (const text of ['Non-error value was thrown', 'Request failed with', 'Array search parameters', 'retry.methods must be an array', 'argument must be an object']) {
       expect(whole).toContain(text);
       expect(cut).not.toContain(text);
     }
@@ -171,6 +171,25 @@ describe('ky as the build bundles it', () => {
     const get = await ky('http://127.0.0.1:1/posts/p_1', options({ headers: { accept: 'application/json' } }));
     expect(get.status).toBe(503);
     expect(seen[1]).toMatchObject({ method: 'GET', url: 'http://127.0.0.1:1/posts/p_1', headers: { accept: 'application/json' }, body: '' });
+  });
+
+  it('fetches within the call, with the Request it built: no tick first, no copy of it kept for a retry', async () => {
+    const { ky, options } = await sdkKy();
+    const clone = vi.spyOn(Request.prototype, 'clone');
+    try {
+      const sent: Request[] = [];
+      const fetch = async (request: Request | URL | string) => {
+        sent.push(request as Request);
+        return new Response(`got ${await (request as Request).text()}`, { status: 201 });
+      };
+      const pending = ky('http://127.0.0.1:1/posts', options({ method: 'POST', body: '{"a":1}', headers: { 'content-type': 'application/json' }, fetch }));
+      expect(sent).toHaveLength(1);
+      const response = await pending;
+      expect([response.status, await response.text()]).toEqual([201, 'got {"a":1}']);
+      expect(clone).not.toHaveBeenCalled();
+    } finally {
+      clone.mockRestore();
+    }
   });
 
   it('with `retry: 0`, sends once and rejects with what fetch threw, an Error or not', async () => {
@@ -218,6 +237,9 @@ describe('ky as the build bundles it', () => {
       [{ stringifyJson: JSON.stringify }, /without stringifyJson/],
       [{ onDownloadProgress: () => {} }, /without onDownloadProgress/],
       [{ onUploadProgress: () => {} }, /without onUploadProgress/],
+      // Options of a fetch alone (undici's, Next.js's): ky would pass them on in fetch's init, which it no longer builds.
+      [{ dispatcher: {} } as import('ky').Options, /without dispatcher/],
+      [{ next: { revalidate: 1 } } as import('ky').Options, /without next/],
       [{ retry: 2 }, /without retries/],
       [{ throwHttpErrors: true }, /without retries, HTTPError/],
     ];
