@@ -158,23 +158,18 @@ export function isPending<T>(value: T): value is Extract<T, PromiseLike<unknown>
   return typeof (value as { then?: unknown }).then === 'function';
 }
 
-/** Char code of the lowercase hex digit of `nibble` (0–15), without a branch on the (secret) value. */
-function hexCode(nibble: number): number {
-  return 48 + nibble + (((9 - nibble) >> 31) & 39); // 0–9 → '0'–'9', 10–15 → 'a'–'f'
-}
-
 /**
  * Constant-time comparison of a MAC (Web Crypto's ArrayBuffer) with a received lowercase hex string, decoding
- * nothing: each byte of the MAC is turned into its two expected char codes and XOR-accumulated, never an
- * early exit.
+ * nothing: each hex digit the MAC's nibble should have (its char code, computed without a branch on the secret
+ * value: 0–9 → '0'–'9', 10–15 → 'a'–'f') is XOR-accumulated with the one received, never an early exit. Lengths
+ * are public (always 64): a length that differs makes the result false, like any differing digit.
  */
 export function equalsHex(expected: Uint8Array | ArrayBuffer, hex: string): boolean {
   const mac = new Uint8Array(expected);
-  if (hex.length !== mac.length * 2) return false; // lengths are public (always 64)
-  let difference = 0;
-  for (let i = 0; i < mac.length; i++) {
-    const byte = mac[i]!;
-    difference |= (hexCode(byte >> 4) ^ hex.charCodeAt(2 * i)) | (hexCode(byte & 15) ^ hex.charCodeAt(2 * i + 1));
+  let difference = hex.length ^ (mac.length * 2);
+  for (let i = 0; i < hex.length; i++) {
+    const nibble = (mac[i >> 1]! >> ((~i & 1) * 4)) & 15; // high nibble at even i; past the MAC's end, 0
+    difference |= (48 + nibble + (((9 - nibble) >> 31) & 39)) ^ hex.charCodeAt(i);
   }
   return difference === 0;
 }
