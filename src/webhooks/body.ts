@@ -24,7 +24,7 @@ export function toRawBody(body: unknown): string | Uint8Array {
   // toString rather than instanceof: an ArrayBuffer from another realm (a vm context, a worker) counts too.
   if (Object.prototype.toString.call(body) === '[object ArrayBuffer]') return new Uint8Array(body as ArrayBuffer);
   // The signature covers the bytes sent; re-serializing a parsed object does not reproduce them.
-  const kind = body == null ? 'missing' : typeof body === 'object' ? 'a parsed object' : `a ${typeof body}`;
+  const kind = body == null ? 'missing' : `a ${typeof body === 'object' ? 'parsed object' : typeof body}`;
   return reject('body_not_raw', `Body is ${kind}; pass the raw body: express.raw(), request.text()`);
 }
 

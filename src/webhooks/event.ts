@@ -93,6 +93,10 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
   'post.deleted',
 ];
 
+function isText(value: unknown): value is string {
+  return typeof value === 'string';
+}
+
 function invalid(field: string): never {
   return reject('invalid_event', `Signed body is not an event: bad ${field}`);
 }
@@ -101,18 +105,18 @@ function invalid(field: string): never {
 export function toWebhookEvent(body: unknown): WebhookEvent {
   if (!isRecord(body)) invalid('body (not an object)');
   const { event, created_at: createdAt, data } = body;
-  if (typeof event !== 'string' || event === '') invalid('event');
-  if (typeof createdAt !== 'string') invalid('created_at');
+  if (!isText(event) || !event) invalid('event'); // '' too
+  if (!isText(createdAt)) invalid('created_at');
   if (!isRecord(data)) invalid('data');
   if (!(WEBHOOK_EVENT_TYPES as readonly string[]).includes(event)) {
     return { ...body, event: 'unknown', originalEvent: event } as UnknownWebhookEvent;
   }
   // Only post.published has its data shown by the spec; the data of the other events is returned as sent.
   if (event === 'post.published') {
-    if (typeof data.id !== 'string') invalid('data.id');
+    if (!isText(data.id)) invalid('data.id');
     const accounts = data.account_ids;
-    if (!Array.isArray(accounts) || !accounts.every((id) => typeof id === 'string')) invalid('data.account_ids');
-    if (typeof data.published_at !== 'string') invalid('data.published_at');
+    if (!Array.isArray(accounts) || !accounts.every(isText)) invalid('data.account_ids');
+    if (!isText(data.published_at)) invalid('data.published_at');
   }
   return body as unknown as KnownWebhookEvent;
 }

@@ -22,12 +22,14 @@ export const MAX_SIGNATURES = 8;
 
 // Parsing `X-Service-Signature: t=<unix seconds>,v1=<hex>[,v1=<hex>…]` (service spec §5 "Webhook signature" 1).
 
+/** Named after the header's entries. */
 export interface ParsedSignature {
   /** The `t` value as written: the signed string starts with these exact characters. */
-  readonly timestampText: string;
+  readonly t: string;
+  /** `t` as a number: Unix seconds. */
   readonly timestamp: number;
   /** `v1` values, each 64 lowercase hex characters; at most `MAX_SIGNATURES`. */
-  readonly signatures: readonly string[];
+  readonly v1: readonly string[];
 }
 
 const DIGITS = /^\d{1,15}$/;
@@ -69,7 +71,7 @@ export function parseSignatureHeader(header: string): ParsedSignature {
   }
   if (timestampText === undefined) malformed('no t');
   if (signatures.length === 0) malformed('no v1');
-  return { timestampText, timestamp: Number(timestampText), signatures };
+  return { t: timestampText, timestamp: Number(timestampText), v1: signatures };
 }
 
 // Reading the header from whatever the user's framework hands over.
@@ -97,13 +99,12 @@ export type WebhookSignature = string | readonly string[] | HeadersGetter | Head
 export function readSignatureHeader(source: unknown): string | undefined {
   let value = source;
   if (isRecord(source)) {
-    const headers = source as Record<string, unknown> & Partial<HeadersGetter>;
     value =
-      typeof headers.get === 'function'
-        ? headers.get(WEBHOOK_SIGNATURE_HEADER)
+      typeof source.get === 'function'
+        ? (source as unknown as HeadersGetter).get(WEBHOOK_SIGNATURE_HEADER)
         : // Node lowercases names; a hand-made object may not.
-          (headers[WEBHOOK_SIGNATURE_HEADER] ??
-          headers[Object.keys(headers).find((name) => name.toLowerCase() === WEBHOOK_SIGNATURE_HEADER) ?? '']);
+          (source[WEBHOOK_SIGNATURE_HEADER] ??
+          source[Object.keys(source).find((name) => name.toLowerCase() === WEBHOOK_SIGNATURE_HEADER) ?? '']);
   }
   // Node joins a repeated header with ", "; joining an array the same way gives one answer per wire message.
   if (Array.isArray(value)) value = value.join(', ');

@@ -80,8 +80,8 @@ export function toleranceOf(options: VerifyWebhookClockOptions): number {
 }
 
 /** The checks that need no body: the header is present and well formed, its timestamp within tolerance. */
-function checkSignature(signature: unknown, options: VerifyWebhookClockOptions): ParsedSignature {
-  const header = readSignatureHeader(signature);
+function checkSignature(options: VerifyWebhookClockOptions & { readonly signature: unknown }): ParsedSignature {
+  const header = readSignatureHeader(options.signature);
   if (header === undefined) reject('missing_signature', 'X-Service-Signature header is missing');
   const parsed = parseSignatureHeader(header);
   const tolerance = toleranceOf(options);
@@ -116,7 +116,7 @@ export async function verifyDelivery(backend: HmacBackend, delivery: Delivery, s
   const raw = source === undefined ? toRawBody(body) : (source.check(), undefined);
   let header: ParsedSignature;
   try {
-    header = checkSignature(delivery.signature, delivery);
+    header = checkSignature(delivery);
   } catch (error) {
     source?.discard();
     throw error;
@@ -124,12 +124,12 @@ export async function verifyDelivery(backend: HmacBackend, delivery: Delivery, s
   signed?.(header.timestamp);
   const bytes = raw ?? (await source!.read());
   // Signed string: "<t>.<raw body>" (spec §5 "Webhook signature" 2); one HMAC per secret, then cheap compares.
-  const macs = secrets.map((secret) => backend.hmac(secret, `${header.timestampText}.`, bytes));
+  const macs = secrets.map((secret) => backend.hmac(secret, `${header.t}.`, bytes));
   // Web Crypto's HMACs are under way off the main thread: parse meanwhile. node:crypto's are done: parse only
   // once a signature matches. Either way a parse failure is reported only after the signature check.
   let parsed = isPending(macs[0]) ? parseJson(bytes) : undefined; // JSON.parse never gives undefined
   const expected = parsed === undefined ? (macs as Uint8Array[]) : await Promise.all(macs);
-  if (!expected.some((mac) => header.signatures.some((received) => backend.equal(mac, received)))) {
+  if (!expected.some((mac) => header.v1.some((received) => backend.equal(mac, received)))) {
     reject('no_matching_signature', 'No v1 signature matches: check the secret; pass the raw body');
   }
   if (parsed === undefined) parsed = parseJson(bytes);
