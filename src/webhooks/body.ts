@@ -28,13 +28,6 @@ export function toRawBody(body: unknown): string | Uint8Array {
   return reject('body_not_raw', `Body is ${kind}; pass the raw body: express.raw(), request.text()`);
 }
 
-const utf8 = /* @__PURE__ */ new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-/** Text of the body; invalid UTF-8 is refused rather than replaced, like a JSON parser would. */
-export function bodyText(body: string | Uint8Array): string {
-  return typeof body === 'string' ? body : utf8.decode(body);
-}
-
 /**
  * Default cap, in bytes, on a webhook body that the SDK reads itself (`verifyWebhookRequest`,
  * `createWebhookHandler`). Event bodies are a few hundred bytes; the spec gives no size limit (§8), so the cap
@@ -65,11 +58,11 @@ export function bodyLimit(maxBodyBytes: number | undefined): number {
 }
 
 export function tooLarge(limit: number): never {
-  return reject('body_too_large', `Body is over maxBodyBytes (${limit} bytes); the rest was not read`);
+  reject('body_too_large', `Body is over maxBodyBytes (${limit} bytes); the rest was not read`);
 }
 
 export function unreadable(): never {
-  return reject('body_not_raw', 'Body unreadable or already read: verify before request.json()');
+  reject('body_not_raw', 'Body unreadable or already read: verify before request.json()');
 }
 
 /** A `Content-Length` over the cap is refused before a byte is read (a lying one is caught while counting). */

@@ -98,7 +98,7 @@ function isText(value: unknown): value is string {
 }
 
 function invalid(field: string): never {
-  return reject('invalid_event', `Signed body is not an event: bad ${field}`);
+  reject('invalid_event', `Signed body is not an event: bad ${field}`);
 }
 
 /** Checks the envelope (and the data of post.published); returns the parsed body itself. */

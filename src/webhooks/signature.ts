@@ -38,7 +38,7 @@ const HEX64 = /^[\da-f]{64}$/;
 
 /** Throws `malformed_signature`: what is wrong with the header, then the shape it must have. */
 export function malformed(problem: string): never {
-  return reject('malformed_signature', `X-Service-Signature: ${problem}; expected t=<seconds>,v1=<64 lowercase hex>`);
+  reject('malformed_signature', `X-Service-Signature: ${problem}; expected t=<seconds>,v1=<64 lowercase hex>`);
 }
 
 /**
@@ -54,9 +54,9 @@ export function parseSignatureHeader(header: string): ParsedSignature {
   const signatures: string[] = [];
   for (let start = 0; start <= header.length; ) {
     let end = header.indexOf(',', start);
-    if (end === -1) end = header.length;
+    if (end < 0) end = header.length;
     const equals = header.indexOf('=', start);
-    if (equals === -1 || equals > end) malformed('an entry has no =');
+    if (equals < 0 || equals > end) malformed('an entry has no =');
     const key = header.slice(start, equals).trim();
     const value = header.slice(equals + 1, end).trim();
     if (key === 't') {
@@ -70,7 +70,7 @@ export function parseSignatureHeader(header: string): ParsedSignature {
     start = end + 1;
   }
   if (timestampText === undefined) malformed('no t');
-  if (signatures.length === 0) malformed('no v1');
+  if (!signatures.length) malformed('no v1');
   return { t: timestampText, timestamp: Number(timestampText), v1: signatures };
 }
 
@@ -110,7 +110,7 @@ export function readSignatureHeader(source: unknown): string | undefined {
   if (Array.isArray(value)) value = value.join(', ');
   if (value == null) return undefined;
   if (typeof value !== 'string') malformed('not a string');
-  return value.trim() === '' ? undefined : value;
+  return value.trim() ? value : undefined;
 }
 
 // The secrets, checked before anything else: a configuration mistake must say so, not look like an attack.
@@ -128,11 +128,11 @@ export function toSecretList(secret: unknown): readonly string[] {
   // An empty list has the fix of an empty secret: it is checked as one.
   const list: readonly unknown[] = Array.isArray(secret) ? (secret.length > 0 ? secret : ['']) : [secret];
   for (const item of list) {
-    if (typeof item !== 'string' || item.trim() === '') {
-      const problem = typeof item === 'string' ? 'empty' : 'not a string';
-      reject('invalid_secret', `Secret is ${problem}: pass your endpoint's signing secret from the dashboard; is POSTSCHED_WEBHOOK_SECRET set?`);
+    const trimmed = typeof item === 'string' && item.trim(); // false when not a string, '' when blank
+    if (!trimmed) {
+      reject('invalid_secret', `Secret is ${trimmed === '' ? 'empty' : 'not a string'}: pass your endpoint's signing secret from the dashboard; is POSTSCHED_WEBHOOK_SECRET set?`);
     }
-    if (item.trim() !== item) reject('invalid_secret', 'Secret has leading or trailing whitespace: trim it');
+    if (trimmed !== item) reject('invalid_secret', 'Secret has leading or trailing whitespace: trim it');
   }
   return list as readonly string[];
 }

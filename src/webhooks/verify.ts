@@ -5,7 +5,7 @@
  */
 import { toHex } from '../core/bytes.js';
 import { integerOption, invalidOption } from '../core/invalid-option.js';
-import { bodyText, requestBody, toRawBody, type BodySource, type WebhookBody } from './body.js';
+import { requestBody, toRawBody, type BodySource, type WebhookBody } from './body.js';
 import { reject } from './errors.js';
 import { toWebhookEvent, type WebhookEvent } from './event.js';
 import {
@@ -113,7 +113,7 @@ export async function verifyDelivery(backend: HmacBackend, delivery: Delivery, s
   const secrets = toSecretList(delivery.secret);
   // Told apart by `check`, which a user's body never has: a Node stream has `read` too, and is body_not_raw.
   const source = typeof (body as Partial<BodySource> | null)?.check === 'function' ? (body as BodySource) : undefined;
-  const raw = source === undefined ? toRawBody(body) : (source.check(), undefined);
+  const raw = source ? (source.check(), undefined) : toRawBody(body);
   let header: ParsedSignature;
   try {
     header = checkSignature(delivery);
@@ -139,10 +139,12 @@ export async function verifyDelivery(backend: HmacBackend, delivery: Delivery, s
 }
 
 const INVALID = Symbol();
+const utf8 = /* @__PURE__ */ new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/** The body's JSON, or INVALID; invalid UTF-8 is refused rather than replaced, like a JSON parser would. */
 function parseJson(body: string | Uint8Array): unknown {
   try {
-    return JSON.parse(bodyText(body));
+    return JSON.parse(typeof body === 'string' ? body : utf8.decode(body));
   } catch {
     return INVALID;
   }
