@@ -22,12 +22,10 @@ export const MAX_SIGNATURES = 8;
 
 // Parsing `X-Service-Signature: t=<unix seconds>,v1=<hex>[,v1=<hex>…]` (service spec §5 "Webhook signature" 1).
 
-/** Named after the header's entries. */
+/** Named after the header's entries (`t` is read as a number where it is compared: `Number(t)`). */
 export interface ParsedSignature {
   /** The `t` value as written: the signed string starts with these exact characters. */
   readonly t: string;
-  /** `t` as a number: Unix seconds. */
-  readonly timestamp: number;
   /** `v1` values, each 64 lowercase hex characters; at most `MAX_SIGNATURES`. */
   readonly v1: readonly string[];
 }
@@ -71,7 +69,7 @@ export function parseSignatureHeader(header: string): ParsedSignature {
   }
   if (timestampText === undefined) malformed('no t');
   if (!signatures.length) malformed('no v1');
-  return { t: timestampText, timestamp: Number(timestampText), v1: signatures };
+  return { t: timestampText, v1: signatures };
 }
 
 // Reading the header from whatever the user's framework hands over.
@@ -126,7 +124,7 @@ export type WebhookSecret = string | readonly string[];
 /** The secrets as a list. Messages describe the problem, never the value. */
 export function toSecretList(secret: unknown): readonly string[] {
   // An empty list has the fix of an empty secret: it is checked as one.
-  const list: readonly unknown[] = Array.isArray(secret) ? (secret.length > 0 ? secret : ['']) : [secret];
+  const list: readonly unknown[] = Array.isArray(secret) ? (secret.length ? secret : ['']) : [secret];
   for (const item of list) {
     const trimmed = typeof item === 'string' && item.trim(); // false when not a string, '' when blank
     if (!trimmed) {

@@ -87,7 +87,7 @@ function checkSignature(options: VerifyWebhookClockOptions & { readonly signatur
   const tolerance = toleranceOf(options);
   const now = seconds(options.now);
   if (!Number.isFinite(now)) invalidOption('now', 'must be a Date or milliseconds since 1970.');
-  const age = now - parsed.timestamp;
+  const age = now - Number(parsed.t);
   if (age > tolerance) reject('timestamp_too_old', `Timestamp ${age}s old, over ${tolerance}s tolerance: a replay, or a slow clock`);
   if (-age > tolerance) reject('timestamp_in_future', `Timestamp ${-age}s ahead, over ${tolerance}s tolerance: check the clock`);
   return parsed;
@@ -121,7 +121,7 @@ export async function verifyDelivery(backend: HmacBackend, delivery: Delivery, s
     source?.discard();
     throw error;
   }
-  signed?.(header.timestamp);
+  signed?.(Number(header.t));
   const bytes = raw ?? (await source!.read());
   // Signed string: "<t>.<raw body>" (spec §5 "Webhook signature" 2); one HMAC per secret, then cheap compares.
   const macs = secrets.map((secret) => backend.hmac(secret, `${header.t}.`, bytes));
