@@ -58,11 +58,11 @@ export function parseSignatureHeader(header: string): ParsedSignature {
     const key = header.slice(start, equals).trim();
     const value = header.slice(equals + 1, end).trim();
     if (key === 't') {
-      if (timestampText !== undefined) malformed('t appears twice');
-      if (!DIGITS.test(value)) malformed('t is not an integer');
+      if (timestampText !== undefined) malformed('t twice');
+      if (!DIGITS.test(value)) malformed('bad t');
       timestampText = value;
     } else if (key === 'v1') {
-      if (!HEX64.test(value)) malformed('v1 is not 64 lowercase hex');
+      if (!HEX64.test(value)) malformed('bad v1');
       if (signatures.length < MAX_SIGNATURES) signatures.push(value);
     }
     start = end + 1;
@@ -128,9 +128,9 @@ export function toSecretList(secret: unknown): readonly string[] {
   for (const item of list) {
     const trimmed = typeof item === 'string' && item.trim(); // false when not a string, '' when blank
     if (!trimmed) {
-      reject('invalid_secret', `Secret is ${trimmed === '' ? 'empty' : 'not a string'}: pass your endpoint's signing secret from the dashboard; is POSTSCHED_WEBHOOK_SECRET set?`);
+      reject('invalid_secret', `Secret is ${trimmed === '' ? 'empty' : 'not a string'}: pass the endpoint's signing secret from the dashboard; is POSTSCHED_WEBHOOK_SECRET set?`);
     }
-    if (trimmed !== item) reject('invalid_secret', 'Secret has leading or trailing whitespace: trim it');
+    if (trimmed !== item) reject('invalid_secret', 'Secret is padded with whitespace: trim it');
   }
   return list as readonly string[];
 }

@@ -82,11 +82,11 @@ export function toleranceOf(options: VerifyWebhookClockOptions): number {
 /** The checks that need no body: the header is present and well formed, its timestamp within tolerance. */
 function checkSignature(options: VerifyWebhookClockOptions & { readonly signature: unknown }): ParsedSignature {
   const header = readSignatureHeader(options.signature);
-  if (header === undefined) reject('missing_signature', 'X-Service-Signature header is missing');
+  if (header === undefined) reject('missing_signature', 'X-Service-Signature: missing');
   const parsed = parseSignatureHeader(header);
   const tolerance = toleranceOf(options);
   const now = seconds(options.now);
-  if (!Number.isFinite(now)) invalidOption('now', 'must be a Date or milliseconds since 1970.');
+  if (!Number.isFinite(now)) invalidOption('now', 'must be a Date or ms since 1970.');
   const age = now - Number(parsed.t);
   if (age > tolerance) reject('timestamp_too_old', `Timestamp ${age}s old, over ${tolerance}s tolerance: a replay, or a slow clock`);
   if (-age > tolerance) reject('timestamp_in_future', `Timestamp ${-age}s ahead, over ${tolerance}s tolerance: check the clock`);
@@ -130,7 +130,7 @@ export async function verifyDelivery(backend: HmacBackend, delivery: Delivery, s
   let parsed = isPending(macs[0]) ? parseJson(bytes) : undefined; // JSON.parse never gives undefined
   const expected = parsed === undefined ? (macs as Uint8Array[]) : await Promise.all(macs);
   if (!expected.some((mac) => header.v1.some((received) => backend.equal(mac, received)))) {
-    reject('no_matching_signature', 'No v1 signature matches: check the secret; pass the raw body');
+    reject('no_matching_signature', 'No v1 matches: check the secret; pass the raw body');
   }
   if (parsed === undefined) parsed = parseJson(bytes);
   // No `cause`: the engine's message quotes the body.
