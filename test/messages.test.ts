@@ -51,7 +51,7 @@ describe('error messages', () => {
     const error = await verifyWebhook({ body: '{}', signature: 't=1,v1=00', secret }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WebhookVerificationError);
     expect((error as WebhookVerificationError).reason).toBe('invalid_secret');
-    expect((error as Error).message).toMatch(/is empty: pass your endpoint's signing secret from the dashboard/);
+    expect((error as Error).message).toMatch(/is empty: pass the endpoint's signing secret from the dashboard/);
     expect((error as Error).message).toContain('POSTSCHED_WEBHOOK_SECRET');
   });
 

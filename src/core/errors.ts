@@ -209,7 +209,7 @@ export class ValidationError extends PostSchedError {
   /** @internal */
   static override readonly id: string = 'ValidationError';
   /** Where in the input the problem is: `['account_ids', 0]`; empty when it is the input as a whole. */
-  readonly path: ReadonlyArray<string | number>;
+  declare readonly path: ReadonlyArray<string | number>; // set by the constructor (`declare`: no field initializer emitted)
 
   constructor(message: string, path: ReadonlyArray<string | number> = []) {
     super(message);

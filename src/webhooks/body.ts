@@ -24,15 +24,8 @@ export function toRawBody(body: unknown): string | Uint8Array {
   // toString rather than instanceof: an ArrayBuffer from another realm (a vm context, a worker) counts too.
   if (Object.prototype.toString.call(body) === '[object ArrayBuffer]') return new Uint8Array(body as ArrayBuffer);
   // The signature covers the bytes sent; re-serializing a parsed object does not reproduce them.
-  const kind = body == null ? 'missing' : typeof body === 'object' ? 'a parsed object' : `a ${typeof body}`;
+  const kind = body == null ? 'missing' : `a ${typeof body === 'object' ? 'parsed object' : typeof body}`;
   return reject('body_not_raw', `Body is ${kind}; pass the raw body: express.raw(), request.text()`);
-}
-
-const utf8 = /* @__PURE__ */ new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-/** Text of the body; invalid UTF-8 is refused rather than replaced, like a JSON parser would. */
-export function bodyText(body: string | Uint8Array): string {
-  return typeof body === 'string' ? body : utf8.decode(body);
 }
 
 /**
@@ -65,11 +58,11 @@ export function bodyLimit(maxBodyBytes: number | undefined): number {
 }
 
 export function tooLarge(limit: number): never {
-  return reject('body_too_large', `Body is over maxBodyBytes (${limit} bytes); the rest was not read`);
+  reject('body_too_large', `Body is over maxBodyBytes (${limit} bytes); the rest was not read`);
 }
 
 export function unreadable(): never {
-  return reject('body_not_raw', 'Body unreadable or already read: verify before request.json()');
+  reject('body_not_raw', 'Body unreadable or already read: verify before request.json()');
 }
 
 /** A `Content-Length` over the cap is refused before a byte is read (a lying one is caught while counting). */

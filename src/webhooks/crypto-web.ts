@@ -18,22 +18,6 @@ const encoder = /* @__PURE__ */ new TextEncoder();
 const keys = new Map<string, CryptoKey | Promise<CryptoKey>>();
 const MAX_KEYS = 16;
 
-function keyFor(secret: string): CryptoKey | Promise<CryptoKey> {
-  let key = keys.get(secret);
-  if (key === undefined) {
-    if (keys.size >= MAX_KEYS) keys.delete(keys.keys().next().value!);
-    key = crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']).then(
-      (imported) => (keys.has(secret) && keys.set(secret, imported), imported), // not brought back once evicted
-      (error: unknown) => {
-        keys.delete(secret);
-        throw error;
-      },
-    );
-    keys.set(secret, key);
-  }
-  return key;
-}
-
 function signedBytes(prefix: string, body: string | Uint8Array): Uint8Array<ArrayBuffer> {
   if (typeof body === 'string') return encoder.encode(prefix + body);
   const head = encoder.encode(prefix);
@@ -45,8 +29,16 @@ function signedBytes(prefix: string, body: string | Uint8Array): Uint8Array<Arra
 
 export const webCrypto: HmacBackend = {
   hmac(secret, prefix, body) {
-    const key = keyFor(secret);
     const data = signedBytes(prefix, body);
+    let key = keys.get(secret);
+    if (key === undefined) {
+      if (keys.size >= MAX_KEYS) keys.delete(keys.keys().next().value!);
+      keys.set(secret, (key = crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])));
+      key.then(
+        (imported) => keys.has(secret) && keys.set(secret, imported), // not brought back once evicted
+        () => keys.delete(secret), // the caller gets the error
+      );
+    }
     // With the key at hand the HMAC is under way before this returns: the caller parses the JSON meanwhile.
     if (!isPending(key)) return crypto.subtle.sign('HMAC', key, data);
     return key.then((imported) => crypto.subtle.sign('HMAC', imported, data));

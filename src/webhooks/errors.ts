@@ -42,7 +42,7 @@ export class WebhookVerificationError extends PostSchedError {
   /** @internal */
   static override readonly id: string = 'WebhookVerificationError';
   /** Which check failed, as a machine-readable code (safe to log or to answer with). */
-  readonly reason: WebhookVerificationReason;
+  declare readonly reason: WebhookVerificationReason; // set by the constructor (`declare`: no field initializer emitted)
 
   constructor(reason: WebhookVerificationReason, message: string) {
     super(message);

@@ -93,26 +93,31 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
   'post.deleted',
 ];
 
-function invalid(field: string): never {
-  return reject('invalid_event', `Signed body is not an event: bad ${field}`);
+function isText(value: unknown): value is string {
+  return typeof value === 'string';
+}
+
+/** Throws `invalid_event`: what is wrong with the envelope (`bad <field>`). */
+function invalid(problem: string): never {
+  reject('invalid_event', `Signed body is not an event: ${problem}`);
 }
 
 /** Checks the envelope (and the data of post.published); returns the parsed body itself. */
 export function toWebhookEvent(body: unknown): WebhookEvent {
-  if (!isRecord(body)) invalid('body (not an object)');
+  if (!isRecord(body)) invalid('not an object');
   const { event, created_at: createdAt, data } = body;
-  if (typeof event !== 'string' || event === '') invalid('event');
-  if (typeof createdAt !== 'string') invalid('created_at');
-  if (!isRecord(data)) invalid('data');
+  if (!isText(event) || !event) invalid('bad event'); // '' too
+  if (!isText(createdAt)) invalid('bad created_at');
+  if (!isRecord(data)) invalid('bad data');
   if (!(WEBHOOK_EVENT_TYPES as readonly string[]).includes(event)) {
     return { ...body, event: 'unknown', originalEvent: event } as UnknownWebhookEvent;
   }
   // Only post.published has its data shown by the spec; the data of the other events is returned as sent.
   if (event === 'post.published') {
-    if (typeof data.id !== 'string') invalid('data.id');
+    if (!isText(data.id)) invalid('bad data.id');
     const accounts = data.account_ids;
-    if (!Array.isArray(accounts) || !accounts.every((id) => typeof id === 'string')) invalid('data.account_ids');
-    if (typeof data.published_at !== 'string') invalid('data.published_at');
+    if (!Array.isArray(accounts) || !accounts.every(isText)) invalid('bad data.account_ids');
+    if (!isText(data.published_at)) invalid('bad data.published_at');
   }
   return body as unknown as KnownWebhookEvent;
 }

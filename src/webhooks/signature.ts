@@ -22,12 +22,12 @@ export const MAX_SIGNATURES = 8;
 
 // Parsing `X-Service-Signature: t=<unix seconds>,v1=<hex>[,v1=<hex>…]` (service spec §5 "Webhook signature" 1).
 
+/** Named after the header's entries (`t` is read as a number where it is compared: `Number(t)`). */
 export interface ParsedSignature {
   /** The `t` value as written: the signed string starts with these exact characters. */
-  readonly timestampText: string;
-  readonly timestamp: number;
+  readonly t: string;
   /** `v1` values, each 64 lowercase hex characters; at most `MAX_SIGNATURES`. */
-  readonly signatures: readonly string[];
+  readonly v1: readonly string[];
 }
 
 const DIGITS = /^\d{1,15}$/;
@@ -36,7 +36,7 @@ const HEX64 = /^[\da-f]{64}$/;
 
 /** Throws `malformed_signature`: what is wrong with the header, then the shape it must have. */
 export function malformed(problem: string): never {
-  return reject('malformed_signature', `X-Service-Signature: ${problem}; expected t=<seconds>,v1=<64 lowercase hex>`);
+  reject('malformed_signature', `X-Service-Signature: ${problem}; expected t=<seconds>,v1=<64 lowercase hex>`);
 }
 
 /**
@@ -52,24 +52,24 @@ export function parseSignatureHeader(header: string): ParsedSignature {
   const signatures: string[] = [];
   for (let start = 0; start <= header.length; ) {
     let end = header.indexOf(',', start);
-    if (end === -1) end = header.length;
+    if (end < 0) end = header.length;
     const equals = header.indexOf('=', start);
-    if (equals === -1 || equals > end) malformed('an entry has no =');
+    if (equals < 0 || equals > end) malformed('an entry has no =');
     const key = header.slice(start, equals).trim();
     const value = header.slice(equals + 1, end).trim();
     if (key === 't') {
-      if (timestampText !== undefined) malformed('t appears twice');
-      if (!DIGITS.test(value)) malformed('t is not an integer');
+      if (timestampText !== undefined) malformed('t twice');
+      if (!DIGITS.test(value)) malformed('bad t');
       timestampText = value;
     } else if (key === 'v1') {
-      if (!HEX64.test(value)) malformed('v1 is not 64 lowercase hex');
+      if (!HEX64.test(value)) malformed('bad v1');
       if (signatures.length < MAX_SIGNATURES) signatures.push(value);
     }
     start = end + 1;
   }
   if (timestampText === undefined) malformed('no t');
-  if (signatures.length === 0) malformed('no v1');
-  return { timestampText, timestamp: Number(timestampText), signatures };
+  if (!signatures.length) malformed('no v1');
+  return { t: timestampText, v1: signatures };
 }
 
 // Reading the header from whatever the user's framework hands over.
@@ -97,19 +97,18 @@ export type WebhookSignature = string | readonly string[] | HeadersGetter | Head
 export function readSignatureHeader(source: unknown): string | undefined {
   let value = source;
   if (isRecord(source)) {
-    const headers = source as Record<string, unknown> & Partial<HeadersGetter>;
     value =
-      typeof headers.get === 'function'
-        ? headers.get(WEBHOOK_SIGNATURE_HEADER)
+      typeof source.get === 'function'
+        ? (source as unknown as HeadersGetter).get(WEBHOOK_SIGNATURE_HEADER)
         : // Node lowercases names; a hand-made object may not.
-          (headers[WEBHOOK_SIGNATURE_HEADER] ??
-          headers[Object.keys(headers).find((name) => name.toLowerCase() === WEBHOOK_SIGNATURE_HEADER) ?? '']);
+          (source[WEBHOOK_SIGNATURE_HEADER] ??
+          source[Object.keys(source).find((name) => name.toLowerCase() === WEBHOOK_SIGNATURE_HEADER) ?? '']);
   }
   // Node joins a repeated header with ", "; joining an array the same way gives one answer per wire message.
   if (Array.isArray(value)) value = value.join(', ');
   if (value == null) return undefined;
   if (typeof value !== 'string') malformed('not a string');
-  return value.trim() === '' ? undefined : value;
+  return value.trim() ? value : undefined;
 }
 
 // The secrets, checked before anything else: a configuration mistake must say so, not look like an attack.
@@ -125,13 +124,13 @@ export type WebhookSecret = string | readonly string[];
 /** The secrets as a list. Messages describe the problem, never the value. */
 export function toSecretList(secret: unknown): readonly string[] {
   // An empty list has the fix of an empty secret: it is checked as one.
-  const list: readonly unknown[] = Array.isArray(secret) ? (secret.length > 0 ? secret : ['']) : [secret];
+  const list: readonly unknown[] = Array.isArray(secret) ? (secret.length ? secret : ['']) : [secret];
   for (const item of list) {
-    if (typeof item !== 'string' || item.trim() === '') {
-      const problem = typeof item === 'string' ? 'empty' : 'not a string';
-      reject('invalid_secret', `Secret is ${problem}: pass your endpoint's signing secret from the dashboard; is POSTSCHED_WEBHOOK_SECRET set?`);
+    const trimmed = typeof item === 'string' && item.trim(); // false when not a string, '' when blank
+    if (!trimmed) {
+      reject('invalid_secret', `Secret is ${trimmed === '' ? 'empty' : 'not a string'}: pass the endpoint's signing secret from the dashboard; is POSTSCHED_WEBHOOK_SECRET set?`);
     }
-    if (item.trim() !== item) reject('invalid_secret', 'Secret has leading or trailing whitespace: trim it');
+    if (trimmed !== item) reject('invalid_secret', 'Secret is padded with whitespace: trim it');
   }
   return list as readonly string[];
 }
@@ -158,23 +157,18 @@ export function isPending<T>(value: T): value is Extract<T, PromiseLike<unknown>
   return typeof (value as { then?: unknown }).then === 'function';
 }
 
-/** Char code of the lowercase hex digit of `nibble` (0–15), without a branch on the (secret) value. */
-function hexCode(nibble: number): number {
-  return 48 + nibble + (((9 - nibble) >> 31) & 39); // 0–9 → '0'–'9', 10–15 → 'a'–'f'
-}
-
 /**
  * Constant-time comparison of a MAC (Web Crypto's ArrayBuffer) with a received lowercase hex string, decoding
- * nothing: each byte of the MAC is turned into its two expected char codes and XOR-accumulated, never an
- * early exit.
+ * nothing: each hex digit the MAC's nibble should have (its char code, computed without a branch on the secret
+ * value: 0–9 → '0'–'9', 10–15 → 'a'–'f') is XOR-accumulated with the one received, never an early exit. Lengths
+ * are public (always 64): a length that differs makes the result false, like any differing digit.
  */
 export function equalsHex(expected: Uint8Array | ArrayBuffer, hex: string): boolean {
   const mac = new Uint8Array(expected);
-  if (hex.length !== mac.length * 2) return false; // lengths are public (always 64)
-  let difference = 0;
-  for (let i = 0; i < mac.length; i++) {
-    const byte = mac[i]!;
-    difference |= (hexCode(byte >> 4) ^ hex.charCodeAt(2 * i)) | (hexCode(byte & 15) ^ hex.charCodeAt(2 * i + 1));
+  let difference = hex.length ^ (mac.length * 2);
+  for (let i = 0; i < hex.length; i++) {
+    const nibble = (mac[i >> 1]! >> ((~i & 1) * 4)) & 15; // high nibble at even i; past the MAC's end, 0
+    difference |= (48 + nibble + (((9 - nibble) >> 31) & 39)) ^ hex.charCodeAt(i);
   }
   return difference === 0;
 }

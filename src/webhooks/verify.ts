@@ -5,7 +5,7 @@
  */
 import { toHex } from '../core/bytes.js';
 import { integerOption, invalidOption } from '../core/invalid-option.js';
-import { bodyText, requestBody, toRawBody, type BodySource, type WebhookBody } from './body.js';
+import { requestBody, toRawBody, type BodySource, type WebhookBody } from './body.js';
 import { reject } from './errors.js';
 import { toWebhookEvent, type WebhookEvent } from './event.js';
 import {
@@ -80,14 +80,14 @@ export function toleranceOf(options: VerifyWebhookClockOptions): number {
 }
 
 /** The checks that need no body: the header is present and well formed, its timestamp within tolerance. */
-function checkSignature(signature: unknown, options: VerifyWebhookClockOptions): ParsedSignature {
-  const header = readSignatureHeader(signature);
-  if (header === undefined) reject('missing_signature', 'X-Service-Signature header is missing');
+function checkSignature(options: VerifyWebhookClockOptions & { readonly signature: unknown }): ParsedSignature {
+  const header = readSignatureHeader(options.signature);
+  if (header === undefined) reject('missing_signature', 'X-Service-Signature: missing');
   const parsed = parseSignatureHeader(header);
   const tolerance = toleranceOf(options);
   const now = seconds(options.now);
-  if (!Number.isFinite(now)) invalidOption('now', 'must be a Date or milliseconds since 1970.');
-  const age = now - parsed.timestamp;
+  if (!Number.isFinite(now)) invalidOption('now', 'must be a Date or ms since 1970.');
+  const age = now - Number(parsed.t);
   if (age > tolerance) reject('timestamp_too_old', `Timestamp ${age}s old, over ${tolerance}s tolerance: a replay, or a slow clock`);
   if (-age > tolerance) reject('timestamp_in_future', `Timestamp ${-age}s ahead, over ${tolerance}s tolerance: check the clock`);
   return parsed;
@@ -113,24 +113,24 @@ export async function verifyDelivery(backend: HmacBackend, delivery: Delivery, s
   const secrets = toSecretList(delivery.secret);
   // Told apart by `check`, which a user's body never has: a Node stream has `read` too, and is body_not_raw.
   const source = typeof (body as Partial<BodySource> | null)?.check === 'function' ? (body as BodySource) : undefined;
-  const raw = source === undefined ? toRawBody(body) : (source.check(), undefined);
+  const raw = source ? (source.check(), undefined) : toRawBody(body);
   let header: ParsedSignature;
   try {
-    header = checkSignature(delivery.signature, delivery);
+    header = checkSignature(delivery);
   } catch (error) {
     source?.discard();
     throw error;
   }
-  signed?.(header.timestamp);
+  signed?.(Number(header.t));
   const bytes = raw ?? (await source!.read());
   // Signed string: "<t>.<raw body>" (spec §5 "Webhook signature" 2); one HMAC per secret, then cheap compares.
-  const macs = secrets.map((secret) => backend.hmac(secret, `${header.timestampText}.`, bytes));
+  const macs = secrets.map((secret) => backend.hmac(secret, `${header.t}.`, bytes));
   // Web Crypto's HMACs are under way off the main thread: parse meanwhile. node:crypto's are done: parse only
   // once a signature matches. Either way a parse failure is reported only after the signature check.
   let parsed = isPending(macs[0]) ? parseJson(bytes) : undefined; // JSON.parse never gives undefined
   const expected = parsed === undefined ? (macs as Uint8Array[]) : await Promise.all(macs);
-  if (!expected.some((mac) => header.signatures.some((received) => backend.equal(mac, received)))) {
-    reject('no_matching_signature', 'No v1 signature matches: check the secret; pass the raw body');
+  if (!expected.some((mac) => header.v1.some((received) => backend.equal(mac, received)))) {
+    reject('no_matching_signature', 'No v1 matches: check the secret; pass the raw body');
   }
   if (parsed === undefined) parsed = parseJson(bytes);
   // No `cause`: the engine's message quotes the body.
@@ -139,10 +139,12 @@ export async function verifyDelivery(backend: HmacBackend, delivery: Delivery, s
 }
 
 const INVALID = Symbol();
+const utf8 = /* @__PURE__ */ new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/** The body's JSON, or INVALID; invalid UTF-8 is refused rather than replaced, like a JSON parser would. */
 function parseJson(body: string | Uint8Array): unknown {
   try {
-    return JSON.parse(bodyText(body));
+    return JSON.parse(typeof body === 'string' ? body : utf8.decode(body));
   } catch {
     return INVALID;
   }
