@@ -10,6 +10,7 @@
  * Targets (issue 16): posts.get ≥ 0.95x a plain ky GET's throughput, and ahead of openai-node on the ratio to
  * the fetch floor.
  */
+import { collectGarbage } from '../lib/heap.js';
 import { coreShare, ownCpuMs, pin, processCpuMs, tasksetAvailable } from '../lib/cpu.js';
 import { fmt, ratioVerdict, type Section, type Verdict } from '../lib/report.js';
 import { median } from '../lib/stats.js';
@@ -60,7 +61,10 @@ async function run({ quick, pinned }: { quick: boolean; pinned: boolean }): Prom
         const serverMs = { ...wallMs };
         for (const name of names) await requestsPerSecond(contenders[name], roundMs / 2); // warm-up, opens 64 connections
         for (let round = 0; round < rounds; round++) {
-          for (const name of names) {
+          // Each round starts with another contender and each contender's time with an empty heap: none pays for
+          // the garbage of the one before it (with a fixed order, the same contender always followed the same one).
+          for (const name of [...names.slice(round % names.length), ...names.slice(0, round % names.length)]) {
+            collectGarbage();
             const [wall, client, server] = [performance.now(), ownCpuMs(), processCpuMs(serverPid)];
             samples[name].push(await requestsPerSecond(contenders[name], roundMs));
             wallMs[name] += performance.now() - wall;
@@ -110,7 +114,7 @@ export async function measureThroughput({ quick }: { quick: boolean }): Promise<
     title: `Throughput at ${CONCURRENCY} concurrent GETs`,
     method:
       `${CONCURRENCY} concurrent loops of GETs against the same loopback server (own process), completed requests ` +
-      `per second: median of ${rounds} interleaved rounds of ${roundMs} ms, run twice: ` +
+      `per second: median of ${rounds} interleaved rounds of ${roundMs} ms (each round starting with the next contender, each contender's time after a full GC), run twice: ` +
       (pinned === undefined
         ? 'pinned was not measured (taskset, from util-linux, is not installed here), so the value is unpinned. '
         : `pinned with taskset (client on core ${CLIENT_CPU}, server on core ${SERVER_CPU}: the value and ratio), then unpinned (the note). `) +
