@@ -104,8 +104,6 @@ export function mapCallbackError(error: unknown, parameters: URLSearchParams, is
     });
   }
   if (error instanceof oauth.OperationProcessingError && error.code === oauth.INVALID_RESPONSE) {
-    const repeated = repeatedParameter(parameters);
-    if (repeated !== undefined) return repeated;
     const iss = parameters.get('iss');
     if (iss !== null && iss !== issuer) {
       return new OAuthCallbackError(
@@ -132,8 +130,9 @@ export function mapCallbackError(error: unknown, parameters: URLSearchParams, is
 
 /**
  * The error for a callback that repeats a parameter (RFC 6749 §3.1: "Request and response parameters MUST NOT be
- * included more than once"), or `undefined`. oauth4webapi refuses a repeated `iss` or `state` itself, but leaves a
- * repeated `code` to the token request, which would call it missing.
+ * included more than once"), or `undefined`; checked before oauth4webapi reads the callback. oauth4webapi refuses a
+ * repeated `iss`, `state`, `error` or `response` itself, with one error code for all, but leaves a repeated `code` to
+ * the token request, which would call it missing.
  */
 export function repeatedParameter(parameters: URLSearchParams): OAuthCallbackError | undefined {
   const repeated = ['iss', 'state', 'error', 'code', 'response'].find((name) => parameters.getAll(name).length > 1);

@@ -183,6 +183,9 @@ export class OAuthClient {
     requireString(checks.codeVerifier, 'codeVerifier');
     const fallbackScopes = scopeNames(checks.scopes, 'scopes');
     const parameters = this.#callbackParameters(callback);
+    // Before anything reads them (the `iss` line below would fold a repeated one into one).
+    const repeated = repeatedParameter(parameters);
+    if (repeated !== undefined) throw repeated;
     // oauth4webapi reads an empty `iss` as none; RFC 9207 §2.4: one that is present must equal the issuer.
     if (parameters.get('iss') === '') parameters.set('iss', ' ');
     let validated: URLSearchParams;
@@ -191,8 +194,6 @@ export class OAuthClient {
     } catch (error) {
       throw mapCallbackError(error, parameters, this.#as.issuer);
     }
-    const repeated = repeatedParameter(validated);
-    if (repeated !== undefined) throw repeated;
     return this.#tokenRequest(
       'authorization_code',
       { fallbackScopes },

@@ -135,6 +135,16 @@ describe('OAuthClient.exchangeCode: the callback checks', () => {
     expect((error as OAuthCallbackError).code).toBe('invalid_callback');
   });
 
+  it('rejects a callback that repeats iss, the first one empty, as invalid_callback naming iss, and sends nothing', async () => {
+    const { oauth, pending, callback } = await start();
+    callback.searchParams.append('iss', '');
+    callback.searchParams.append('iss', BASE_URL);
+    const error = await caught(oauth.exchangeCode(callback, pending));
+    expect(error).toMatchObject({ name: 'OAuthCallbackError', code: 'invalid_callback' });
+    expect(error.message).toMatch(/repeats `iss`/);
+    expect(endpoint.tokenRequests).toHaveLength(0);
+  });
+
   it('rejects a callback that repeats code as invalid_callback (not as one without a code), and sends nothing', async () => {
     const { oauth, pending, callback } = await start();
     callback.searchParams.append('code', 'code_other');
