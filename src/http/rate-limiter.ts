@@ -94,11 +94,12 @@ class KeyLimit {
   #windowMs = 0;
   /** Requests per window, as the service said; 0 unknown (the key is not paced). */
   limit = 0;
-  /** The limiter's: calls waiting here, the last use, until when `limited` was last told (0: cleared), its one timer. */
+  /** The limiter's: calls waiting here, the last use, until when `limited` was last told (0: cleared), its one timer and when it fires. */
   queued = 0;
   seen = 0;
   told = 0;
   timer: ReturnType<typeof setTimeout> | undefined;
+  timerAt = 0;
 
   /** Until when calls wait: the block, or the window's end once its requests are all taken. */
   heldUntil(now: number): number {
@@ -299,7 +300,7 @@ export class RateLimiter {
   }
 
   /**
-   * Tells `limited` when the key's calls are held longer than last told, and sets one unref'd timer for the next
+   * Tells `limited` when the key's calls are held longer than last told, and keeps one unref'd timer for the next
    * thing to do: tell `cleared` when they may go again, drop the entry once it is not worth keeping (`keepUntil`) and
    * no call waits on it.
    */
@@ -314,14 +315,22 @@ export class RateLimiter {
       callHook(this.#onRateLimit, () => ({ key, state: 'cleared' as const, blockedUntil: undefined }));
     }
     const keep = entry.keepUntil(now);
+    if (keep > now) {
+      const at = Math.min(until > now ? until : keep, now + MAX_BLOCK_MS);
+      // A timer due no later is kept: it comes back here and sets the next one (no timer replaced per call).
+      if (entry.timer !== undefined && entry.timerAt <= at) return;
+      clearTimeout(entry.timer);
+      entry.timerAt = at;
+      entry.timer = setTimeout(() => {
+        entry.timer = undefined;
+        this.#arm(key, entry);
+      }, at - now);
+      (entry.timer as { unref?: () => void }).unref?.();
+      return;
+    }
     clearTimeout(entry.timer);
     entry.timer = undefined;
-    if (keep > now) {
-      entry.timer = setTimeout(() => this.#arm(key, entry), Math.min(until > now ? until : keep, now + MAX_BLOCK_MS) - now);
-      (entry.timer as { unref?: () => void }).unref?.();
-    } else if (entry.queued <= 0 && this.#keys.get(key) === entry) {
-      this.#keys.delete(key);
-    }
+    if (entry.queued <= 0 && this.#keys.get(key) === entry) this.#keys.delete(key);
   }
 
   #entry(key: string): KeyLimit {
