@@ -33,9 +33,9 @@ const REDIS_PAUSE_MS = 5_000;
 
 /**
  * Both scripts read Redis's own clock (TIME), the same for every process. A key's state is one hash, the fields of
- * rate-limiter.ts's Entry: b blockedUntil, w window, l left, e end, f sent,
- * g guessed, L limit, W windowMs. TAKE is `RateLimiter`'s `#take`: KEYS[1] the state; returns {wait ms, window, limit, left, ms
- * to the window's end}, a request of `window` taken when the wait is 0; limit 0: Redis has no quota of the key.
+ * rate-limiter.ts's KeyLimit: b blockedUntil, w window, l left, e end, f sent, g guessed, L limit, W windowMs. TAKE is
+ * `KeyLimit.take`: KEYS[1] the state; returns {wait ms, window, limit, left, ms to the window's end}, a request of
+ * `window` taken when the wait is 0; limit 0: Redis has no quota of the key.
  */
 const TAKE = /* @__PURE__ */ defineScript(`
 local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -54,7 +54,7 @@ return {0, w, L, l - 1, e - now}
 `);
 
 /**
- * LEARN is `RateLimiter`'s `learnHere`: KEYS[1] the state; ARGV[1] block ms (0: none), ARGV[2] remaining (-1: not
+ * LEARN is `KeyLimit.learn`: KEYS[1] the state; ARGV[1] block ms (0: none), ARGV[2] remaining (-1: not
  * said), ARGV[3] reset ms (-1), ARGV[4] limit (0), ARGV[5] the request's window (0: none), ARGV[6] channel, ARGV[7]
  * key, ARGV[8] the other requests of its client on their way. The first quota known leaves out, for each other
  * process subscribed (on a Redis Cluster: through the key's node), as many requests on their way as this one had
