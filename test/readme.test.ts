@@ -124,6 +124,20 @@ describe('the commands in README.md', () => {
     expect([...new Set(files)].filter((file) => !existsSync(join(ROOT, file)))).toEqual([]);
   });
 
+  it('the examples point at README sections that exist (README.md#anchor, or README, "Section")', () => {
+    const examples = readdirSync(join(ROOT, 'examples')).filter((f) => f.endsWith('.ts'));
+    const named = examples.flatMap((file) => {
+      const text = readFileSync(join(ROOT, 'examples', file), 'utf8');
+      return [
+        ...[...text.matchAll(/README\.md#([\w-]+)/g)].map((m) => ({ file, anchor: m[1] as string })),
+        ...[...text.matchAll(/README(?:'s)?,? "([^"]+)"/g)].map((m) => ({ file, anchor: anchor(m[1] as string) })),
+      ];
+    });
+    expect(named.length).toBeGreaterThan(0);
+    const anchors = [...sections.keys()].map(anchor);
+    expect(named.filter(({ anchor: a }) => !anchors.includes(a))).toEqual([]);
+  });
+
   it('name postsched commands and options that exist, and postsched is the package bin', () => {
     expect(PACKAGE.bin).toEqual({ postsched: './dist/cli/index.js' });
     // `npx postsched mock` (installed), `npm run postsched -- login` (a clone), `node dist/cli/index.js login` (built).
