@@ -84,6 +84,14 @@ describe('README.md for a newcomer', () => {
     expect(broken).toEqual([]);
   });
 
+  it('Install says the snippets are ESM, gives the package.json line, and installs the tsx that `npx tsx` runs', () => {
+    const install = sections.get('Install') ?? '';
+    expect(install).toContain('ESM');
+    expect(install).toMatch(/```json\n"type": "module"\n```/);
+    expect(README).toMatch(/npx tsx/);
+    expect(shellLinesOf(install).some((line) => /^npm install -D .*\btsx\b/.test(line))).toBe(true);
+  });
+
   it('Usage: its snippet runs as shown against postsched mock, with the variables the mock prints', async () => {
     const snippet = /^```ts\n([\s\S]*?)^```/m.exec(sections.get('Usage') ?? '')?.[1];
     expect(snippet).toBeDefined();
