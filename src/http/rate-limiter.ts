@@ -39,7 +39,8 @@ export interface RateLimitEvent {
 export interface RateLimiterOptions {
   /**
    * The scope of a block: the user id by default (a lone `PostSched`: `default`). A string puts every user in one
-   * scope (a limit per app); a function maps a user id to its scope (per connected account, per tenant).
+   * scope (a limit per app); a function maps a user id to its scope (per connected account, per tenant). It must
+   * return a string: anything else is a `ValidationError` when that user's client is made.
    */
   key?: string | ((userId: string) => string);
   /** Called when a key becomes limited (or its block is extended) and when the block passes. Never given a token. */
