@@ -10,9 +10,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { readmeStats } from '../scripts/readme-stats.mjs';
 import { start, startMock, stopAll } from './support/processes.js';
+import { startRedisServer } from './redis/redis-server.js';
 import { loginCommand } from '../src/cli/login.js';
 import { mockCommand } from '../src/cli/mock.js';
 import { rekeyCommand } from '../src/cli/rekey.js';
@@ -112,6 +113,33 @@ describe('README.md for a newcomer', () => {
       await stopAll(mock);
       await rm(dir, { recursive: true, force: true });
     }
+  }, 60_000);
+});
+
+describe('README.md, "Rate limits"', () => {
+  it('its Redis snippet runs and the process exits: the limiter closed, the Redis client it was given quit', async () => {
+    const snippet = /^```ts\n([\s\S]*?)^```/m.exec(sections.get('Rate limits') ?? '')?.[1];
+    expect(snippet).toContain('new RedisRateLimiter(');
+    // What "as in Connect a user" gives it, with the memory store.
+    const prelude = [
+      "import { MemoryTokenStore, OAuthClient } from '@postsched/sdk';",
+      "const baseUrl = 'http://127.0.0.1:4010';",
+      "const oauth = new OAuthClient({ baseUrl, clientId: 'c', clientSecret: 's', redirectUri: 'http://127.0.0.1:3000/callback' });",
+      'const store = () => new MemoryTokenStore();',
+    ].join('\n');
+    await mkdir(join(ROOT, '.tmp'), { recursive: true });
+    const dir = await mkdtemp(join(ROOT, '.tmp', 'readme-rate-limits-'));
+    const redis = await startRedisServer();
+    await writeFile(join(dir, 'rate-limits.ts'), `${prelude}\n${snippet as string}`);
+    const run = start(join(dir, 'rate-limits.ts'), [], { REDIS_URL: redis.url });
+    // Also when the test times out (a snippet that never exits): the process, the server and the file go.
+    onTestFinished(async () => {
+      await stopAll(run);
+      await redis.stop();
+      await rm(dir, { recursive: true, force: true });
+    });
+    expect(await run.exited, run.output()).toBe(0); // without `redis.quit()` it never exits (the test times out)
+    expect(run.stdout()).toContain('queued: 0');
   }, 60_000);
 });
 
