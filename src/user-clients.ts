@@ -288,6 +288,10 @@ export class UserClients {
    * })
    */
   async connect(userId: string, tokens: TokenSet): Promise<void> {
+    // The `await` forgotten before exchangeCode(): "has no accessToken" would not say so.
+    if (typeof (tokens as { then?: unknown } | null)?.then === 'function') {
+      invalidOption('tokens', 'got a Promise: await exchangeCode() first (`users.connect(userId, await oauth.exchangeCode(…))`).');
+    }
     const user = this.#user(userId);
     await user.setTokens(tokens);
     user.reported = false;

@@ -4,6 +4,7 @@
  * a missing or `null` cursor ends the list, and a bare JSON array is read as one last page.
  */
 import { ResponseValidationError } from '../core/errors.js';
+import { refusal } from '../core/invalid-option.js';
 import type { RequestOptions } from '../http/options.js';
 import { answerParser, checkFields, wholeNumber, type FieldCheck, type InputShape } from './validate.js';
 import { answers, type WireType } from './wire-contract.js';
@@ -132,6 +133,14 @@ export class Paginator<T> implements AsyncIterable<T> {
     const items: T[] = [];
     for await (const item of this) items.push(item);
     return items;
+  }
+
+  /**
+   * Throws: a list is fetched lazily, so `JSON.stringify` (and `res.json`) of it would send `{}` without a word.
+   * Serialize its items instead: `await client.posts.list().toArray()`.
+   */
+  toJSON(): never {
+    throw refusal('A list (e.g. `client.posts.list()`) is fetched lazily, page by page, and cannot be serialized as it is: `await ….toArray()` first (e.g. `res.json(await client.posts.list().toArray())`), or walk it with `for await`.');
   }
 }
 

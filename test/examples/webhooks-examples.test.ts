@@ -8,6 +8,7 @@ import { createHmac } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { start, stopAll } from '../support/processes.js';
 
 const SECRET = 'whsec_example_9d2e';
 let postNumber = 0;
@@ -187,4 +188,20 @@ describe('examples/webhooks-cloudflare.ts routing', () => {
     const rotated = 'whsec_rotated_77';
     expect((await worker.fetch(delivery(body, sign(body, rotated)), { POSTSCHED_WEBHOOK_SECRET: rotated })).status).toBe(204);
   });
+});
+
+describe('the Express and Hono receivers run directly (npx tsx examples/…)', () => {
+  for (const file of ['webhooks-express.ts', 'webhooks-hono.ts']) {
+    it(`${file} listens on 127.0.0.1 only, prints that address, and answers a signed delivery there`, async () => {
+      const child = start(`examples/${file}`, [], { PORT: '0', POSTSCHED_WEBHOOK_SECRET: SECRET });
+      try {
+        const [, url] = await child.waitFor(/^Listening on (http:\/\/127\.0\.0\.1:\d+\/webhooks\/postsched)$/m);
+        expect(child.output()).not.toContain('localhost');
+        const body = publishedBody();
+        expect((await over(url as string)(delivery(body))).status).toBe(204);
+      } finally {
+        await stopAll(child);
+      }
+    });
+  }
 });

@@ -466,6 +466,13 @@ describe('UserClients: what it refuses', () => {
     await expect(users.connect('alice', { accessToken: 'x' } as TokenSet)).rejects.toThrow(ValidationError);
   });
 
+  it('tokens given as a Promise (the `await` before exchangeCode() forgotten), saying to await it', async () => {
+    const users = new UserClients(valid);
+    const pending = Promise.resolve(rig.tokensFor('alice'));
+    await expect(users.connect('alice', pending as unknown as TokenSet)).rejects.toThrow(ValidationError);
+    await expect(users.connect('alice', pending as unknown as TokenSet)).rejects.toThrow('`tokens` got a Promise: await exchangeCode() first');
+  });
+
   it('a store factory that returns no store', () => {
     const users = new UserClients({ ...valid, store: () => ({}) as TokenStore });
     expect(() => users.client('alice')).toThrow(/store/);
