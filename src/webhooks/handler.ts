@@ -214,7 +214,7 @@ export function createHandlerWith(backend: HmacBackend, options: WebhookHandlerO
     const now = Date.now();
     if (now - (warned.get(reason) ?? -Infinity) < WARN_EVERY_MS) return;
     warned.set(reason, now);
-    logger.warn(`postsched webhook refused a delivery (400 ${reason}): ${message}. Further ${reason} refusals are not logged for a minute; pass onError to see each one.`);
+    logger.warn(`postsched webhook refused a delivery (400 ${reason}): ${message}. No more ${reason} logged for a minute.`);
   }
 
   /** The answer to a delivery: its method, its headers (where the signature is) and its body. */
