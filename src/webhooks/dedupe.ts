@@ -105,6 +105,7 @@ export interface WebhookDedupeStore {
  * succeeds once however often, wherever and in whatever order the service delivers it.
  *
  * - `new RedisWebhookDedupe({ redis })` from `@postsched/sdk/redis`: for several processes or instances.
+ * - `new PostgresWebhookDedupe({ pool })` from `@postsched/sdk/postgres`: the same, on PostgreSQL.
  * - A `WebhookDedupeStore` of your own (`{ claim, release, complete }`, see there).
  * - A function `(key, context) => WebhookClaimResult`: a `claim` alone, never given back: if the handler then
  *   fails (answer 500), the retry is answered as a duplicate. Prefer a store.

@@ -68,7 +68,8 @@ export interface WebhookHandlerOptions extends VerifyWebhookClockOptions {
    * Where events being handled and handled are kept, so that each event's handler succeeds once however often and
    * wherever the service delivers it (see `WebhookDedupe` and `webhookDedupeKey`). Default: this process's memory,
    * the last 10,000 events. Several processes or instances need one shared store:
-   * `new RedisWebhookDedupe({ redis })` from `@postsched/sdk/redis`. `false`: no deduplication.
+   * `new RedisWebhookDedupe({ redis })` from `@postsched/sdk/redis`, or `new PostgresWebhookDedupe({ pool })` from
+   * `@postsched/sdk/postgres`. `false`: no deduplication.
    *
    * @example
    * dedupe: new RedisWebhookDedupe({ redis: new Redis(process.env.REDIS_URL!) })

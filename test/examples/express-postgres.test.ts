@@ -10,7 +10,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createFakeService, type FakeService } from '@postsched/sdk/testing';
 import { signWebhook } from '@postsched/sdk/webhooks';
-import { FAKE_PROFILE_OPTIONS } from '../support/fake-profile.js';
+import { answerConsentPage } from '../support/consent.js';
+import { FAKE_PROFILE, FAKE_PROFILE_OPTIONS, FAKE_SEED } from '../support/fake-profile.js';
+import { freePort, start, startMock, stopAll } from '../support/processes.js';
 import { configFromEnv, createApp } from '../../examples/express-postgres.js';
 import { type PostgresServer, startPostgresServer } from '../postgres/postgres-server.js';
 
@@ -118,5 +120,42 @@ describe('examples/express-postgres.ts against the fake service and PostgreSQL',
     expect(await deliver('whsec_forged')).toBe(400);
     expect(info.mock.calls.filter(([line]) => line === 'post post_9 published')).toHaveLength(1);
     expect(Number((await pool.query('SELECT count(*) AS n FROM postsched_webhook_events WHERE claim_id IS NULL')).rows[0].n)).toBeGreaterThan(0);
+  });
+});
+
+describe('examples/express-postgres.ts as copied: its own process, against postsched mock and PostgreSQL', () => {
+  it('starts on 127.0.0.1, connects a user through the consent page, lists the accounts and takes a webhook', { timeout: 90_000 }, async () => {
+    const port = await freePort();
+    const redirectUri = `http://127.0.0.1:${port}/callback`;
+    const { mock, env } = await startMock(['--redirect-uri', redirectUri, '--profile', FAKE_PROFILE, '--seed', String(FAKE_SEED)]);
+    const app = start(new URL('../../examples/express-postgres.ts', import.meta.url).pathname, [], {
+      ...env,
+      PORT: String(port),
+      POSTSCHED_REDIRECT_URI: redirectUri,
+      DATABASE_URL: postgres.url,
+      TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY,
+      POSTSCHED_WEBHOOK_SECRET: WEBHOOK_SECRET,
+    });
+    try {
+      await app.waitFor(new RegExp(`^Open http://127\\.0\\.0\\.1:${port}/$`, 'm'));
+      const base = `http://127.0.0.1:${port}`;
+      const login = await fetch(`${base}/login`, { redirect: 'manual' });
+      const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
+      const callback = await answerConsentPage(login.headers.get('location')!);
+      const connected = await fetch(callback, { redirect: 'manual', headers: { cookie } });
+      expect(connected.headers.get('location')).toBe('/accounts');
+      const signedIn = connected.headers.getSetCookie()[0]!.split(';')[0]!;
+      const accounts = await fetch(`${base}/accounts`, { headers: { cookie: signedIn } });
+      expect(accounts.status).toBe(200);
+      expect(await accounts.text()).toMatch(/<ul><li>.+<\/li>/);
+
+      const body = JSON.stringify({ event: 'post.failed', created_at: new Date().toISOString(), data: { id: 'post_p', account_ids: ['acc_1'] } });
+      const deliver = async () =>
+        (await fetch(`${base}/webhooks/postsched`, { method: 'POST', body, headers: { 'x-service-signature': await signWebhook({ body, secret: WEBHOOK_SECRET }) } })).status;
+      expect([await deliver(), await deliver()]).toEqual([204, 204]);
+      expect(app.stdout().match(/post post_p failed/g)).toHaveLength(1);
+    } finally {
+      await stopAll(app, mock);
+    }
   });
 });
