@@ -1,7 +1,8 @@
 /**
  * RedisWebhookDedupe against a real redis-server (ioredis and node-redis) and a real 3-master Redis Cluster
- * (ioredis Cluster): each transition, its expiry, the newest created_at per post, atomic claims, and what the
- * webhook handler answers when Redis fails, hangs or loses its data.
+ * (ioredis Cluster): the store contract of test/webhooks/dedupe-contract.ts (each transition, its expiry, the newest
+ * created_at per post, atomic claims, a hung handler; PostgresWebhookDedupe runs it too), the keys' hash tags, and
+ * what the webhook handler answers when Redis fails, hangs or loses its data.
  */
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
