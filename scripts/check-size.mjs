@@ -129,6 +129,13 @@
 //   Web Crypto key cache inside hmac() (-19 B), shapes that minify smaller (-44 B), WebhookVerificationError's reason
 //   and ValidationError's path `declare`d (-8 B), messages in fewer words with the same information (-35 B).
 //   Ceilings 2.50 (issue 28's target), 2.95, 6.21 and 6.53 KB.
+// - Issue 37 (branch i37-webhooks): RAISED by the measured amounts. The verifier 2.49 → 2.51 KB and with
+//   verifyWebhookRequest 2.93 → 2.95 KB (+0.02: no_matching_signature's message says the signature does not match
+//   the secret or the raw body was changed); the handler 6.19 → 6.38 KB and the entry 6.51 → 6.70 KB (+0.19 KB, +0.39
+//   KB minified: the secret checked when the handler is made, a ValidationError; the `logger` option, checked, and the
+//   warning of refused deliveries once per reason per minute; the renewal loop of an overrun claim removed); the redis
+//   entry 12.17 → 12.29 KB (+0.12: WebhookDedupeUnavailableError speaks for Redis and PostgreSQL). Ceilings 2.52,
+//   2.97, 6.40, 6.72 and 12.30 KB.
 import { relative } from 'node:path';
 import { bundleBreakdown, bundleSize, buildWithSourceMaps, DEPENDENCIES, groupOf, privateImportsIn, STUB_ERROR_CLASSES, USER_BUNDLES } from './bundle-size.mjs';
 
@@ -192,7 +199,7 @@ const CEILINGS = {
   // module gone): main entry 29.96 → 29.46 KB, server app 28.01 → 27.51 KB (-0.50 KB gz each). Ceilings 29.49 / 27.54 KB.
   'whole main entry (export *)': 29.49 * KB,
   'server app: { OAuthClient, TokenManager, PostSched }': 27.54 * KB,
-  'webhook verifier alone: { verifyWebhook }': 2.5 * KB,
+  'webhook verifier alone: { verifyWebhook }': 2.52 * KB,
 };
 const rows = [
   ...USER_BUNDLES.map((bundle) => ({ ...bundle, ceiling: CEILINGS[bundle.label] })),
@@ -202,14 +209,14 @@ const rows = [
     label: '  + verifyWebhookRequest, WebhookVerificationError',
     file: 'dist/webhooks/index.js',
     names: ['verifyWebhook', 'verifyWebhookRequest', 'WebhookVerificationError'],
-    ceiling: 2.95 * KB,
+    ceiling: 2.97 * KB,
   },
   // Its target: stay under standardwebhooks' verifier alone (4.8 KB, bench/RESULTS.md) with a margin.
-  { label: 'webhook handler alone: { createWebhookHandler }', file: 'dist/webhooks/index.js', names: ['createWebhookHandler'], target: 4 * KB, ceiling: 6.21 * KB },
+  { label: 'webhook handler alone: { createWebhookHandler }', file: 'dist/webhooks/index.js', names: ['createWebhookHandler'], target: 4 * KB, ceiling: 6.4 * KB },
   // Issue 27 §4: +0.51 KB: createWebhookHandler refuses unknown options by name, with the closest (checkOptions,
   // Levenshtein); with §3 (the claim kept through an overrun, +0.23 KB) the handler 6.19 KB, the entry 6.64 KB.
   // Issue 28 §3 merged on that: the handler 6.17 KB, the entry 6.48 KB.
-  { label: 'webhooks entry (export *)', file: 'dist/webhooks/index.js', ceiling: 6.53 * KB },
+  { label: 'webhooks entry (export *)', file: 'dist/webhooks/index.js', ceiling: 6.72 * KB },
   // Issue 23's target: the whole schedule entry ≤ 1.5 KB. Its one import from the rest of the SDK is ValidationError,
   // which ships every error class until issue 22 makes them tree-shakable: the second row is the entry with them
   // replaced by a minimal class, so what the schedule code itself costs stays visible.
@@ -231,7 +238,7 @@ const rows = [
   // an object of four closures, a settings object and a fifth closure (a RedisTokenStore 1,104 → 652 B of heap):
   // 12.11 → 12.14 KB (+0.03 KB gz; main measured 12.11 KB, at its ceiling), RedisTokenStore alone 7.82 → 7.84 KB.
   // Ceiling 12.17 KB.
-  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 12.17 * KB },
+  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 12.3 * KB },
   { label: '  RedisTokenStore alone', file: 'dist/redis/index.js', names: ['RedisTokenStore'], platform: 'node', ceiling: 7.85 * KB },
 ];
 

@@ -43,49 +43,65 @@ export function checkPool(pool: unknown): PgPoolLike {
   return pool as PgPoolLike;
 }
 
-/** Runs statements for one row of one table, each bounded by `timeoutMs`. */
-export class PgConnection {
+/** What a store other than the token store makes of a failure (a time-out, or pg's error scrubbed): its own error. */
+export type PgFailure<Operation extends string> = (operation: Operation, detail: { timeoutMs?: number; cause?: Error; sqlState?: string | undefined }) => Error;
+
+/**
+ * Runs statements for one row of one table, each bounded by `timeoutMs`. Failures are `PostgresTokenStoreError`s, or
+ * what `fail` makes of them (the webhook dedupe's error).
+ */
+export class PgConnection<Operation extends string = TokenStoreOperation> {
   readonly #pool: PgPoolLike;
   readonly #where: { key: string; table: string };
   readonly #timeoutMs: number;
+  readonly #fail: PgFailure<Operation> | undefined;
 
-  constructor(pool: PgPoolLike, where: { key: string; table: string }, timeoutMs: number) {
+  constructor(pool: PgPoolLike, where: { key: string; table: string }, timeoutMs: number, fail?: PgFailure<Operation>) {
     this.#pool = pool;
     this.#where = where;
     this.#timeoutMs = timeoutMs;
+    this.#fail = fail;
   }
 
   /** The rows of `text` run with `values`. */
-  async rows(operation: TokenStoreOperation, text: string, values: unknown[]): Promise<Array<Record<string, unknown>>> {
+  async rows(operation: Operation, text: string, values: unknown[]): Promise<Array<Record<string, unknown>>> {
     return (await this.#run(operation, text, values)).rows as Array<Record<string, unknown>>;
   }
 
   /** How many rows `text` wrote (or returned). */
-  async count(operation: TokenStoreOperation, text: string, values: unknown[]): Promise<number> {
+  async count(operation: Operation, text: string, values: unknown[]): Promise<number> {
     return (await this.#run(operation, text, values)).rowCount ?? 0;
   }
 
-  #run(operation: TokenStoreOperation, text: string, values: unknown[]): Promise<PgResultLike> {
-    const where = { ...this.#where, operation };
+  #run(operation: Operation, text: string, values: unknown[]): Promise<PgResultLike> {
+    const where = { ...this.#where, operation: operation as TokenStoreOperation };
+    const fail = this.#fail;
     // The pool may settle long after the time-out; the promise is settled once, later results are dropped.
     const statement = Promise.resolve()
       .then(() => this.#pool.query({ text, values, query_timeout: this.#timeoutMs }))
       .catch((error: unknown) => {
-        throw unavailable(where, error);
+        throw fail === undefined ? unavailable(where, error) : fail(operation, scrubbed(error));
       });
     return timeBound(
       () => statement,
       this.#timeoutMs,
-      () => new PostgresTokenStoreError(where, 'timeout', `PostgreSQL did not answer within ${this.#timeoutMs} ms (\`statementTimeoutMs\`); the statement may still land. Check the pool's free connections and the server.`),
+      () =>
+        fail?.(operation, { timeoutMs: this.#timeoutMs }) ??
+        new PostgresTokenStoreError(where, 'timeout', `PostgreSQL did not answer within ${this.#timeoutMs} ms (\`statementTimeoutMs\`); the statement may still land. Check the pool's free connections and the server.`),
     );
   }
 }
 
-/** pg's error, as a `PostgresTokenStoreError` holding only a scrubbed copy (name, message, code). */
-function unavailable(where: { key: string; table: string; operation: TokenStoreOperation }, error: unknown): PostgresTokenStoreError {
+/** pg's error as a scrubbed copy (name, message, code: never the statement's values) and its SQLSTATE. */
+function scrubbed(error: unknown): { cause: Error; sqlState: string | undefined; code: string | undefined } {
   const cause = sanitizeCause(error, 0, [], scrubStoreMessage) ?? new Error(`the pg client failed with a non-Error value (${typeof error})`);
   const code = findCode(error);
-  const sqlState = code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+  return { cause, code, sqlState: code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? code : undefined };
+}
+
+/** pg's error, as a `PostgresTokenStoreError` holding only a scrubbed copy (name, message, code). */
+function unavailable(where: { key: string; table: string; operation: TokenStoreOperation }, error: unknown): PostgresTokenStoreError {
+  const { cause, code, sqlState } = scrubbed(error);
   const hint = sqlState === '42P01' ? ' Create the table first: `await createTokenTable(pool, { table })`, or run `tokenTableSql()` in a migration.' : '';
   return new PostgresTokenStoreError(where, 'unavailable', `PostgreSQL failed (${cause.message}${code === undefined ? '' : `, ${code}`}).${hint}`, { sqlState, cause });
 }
