@@ -195,10 +195,9 @@ function describe(problem: StoredTokensProblem): string {
       return 'the value is encrypted; pass the `encryptionKey` it was written with';
     case 'not_encrypted':
       return (
-        'the value is stored in clear while an `encryptionKey` was given, and the keyring does not say ' +
-        '`allowPlaintext: true`. If the app is moving from `encryptionKey: \'none\'` to a key, add `allowPlaintext: true` ' +
-        'to the keyring until `postsched rekey` (rotateTokenEncryption) reports no value in clear; otherwise the value ' +
-        'was written by a process without the key, or planted: sign the user in again'
+        'the value is in clear while an `encryptionKey` was given. Moving from `encryptionKey: \'none\'` to a key? Add ' +
+        '`allowPlaintext: true` to the keyring until `postsched rekey` finds no value in clear. Else a process without ' +
+        'the key wrote it, or it was planted: sign the user in again'
       );
     case 'unsupported_version':
       return 'the value was written by a newer version of @postsched/sdk; upgrade this process';

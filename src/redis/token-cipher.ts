@@ -70,9 +70,9 @@ export function storeCipher(encryptionKey: unknown): TokenCipher | undefined {
   if (encryptionKey === undefined) {
     invalidOption(
       'encryptionKey',
-      'is undefined: the store encrypts the tokens it keeps and needs a key. Likely cause: an unset environment variable ' +
-        '(such as TOKEN_ENCRYPTION_KEY in `encryptionKey: process.env.TOKEN_ENCRYPTION_KEY`). ' +
-        `${FIX} To keep tokens in clear (tests, a local mock), say so: \`encryptionKey: '${NO_ENCRYPTION}'\`.`,
+      'is undefined: the store needs a key to encrypt the tokens it keeps. Likely cause: an unset environment variable ' +
+        '(TOKEN_ENCRYPTION_KEY in `encryptionKey: process.env.TOKEN_ENCRYPTION_KEY`?). ' +
+        `${FIX} To keep tokens in clear, say so: \`encryptionKey: '${NO_ENCRYPTION}'\`.`,
     );
   }
   return new TokenCipher(encryptionKey);
