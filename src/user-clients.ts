@@ -33,7 +33,7 @@ const DEFAULT_MAX_USERS = 10_000;
  * const options: UserClientsOptions = {
  *   oauth,
  *   baseUrl: 'https://api.postsched.example',
- *   store: (userId) => new RedisTokenStore({ redis, key: `postsched:tokens:{${userId}}` }),
+ *   store: (userId) => new RedisTokenStore({ redis, key: `postsched:tokens:{${userId}}`, encryptionKey }),
  *   onReauthorizationRequired: (userId) => db.markDisconnected(userId),
  * }
  */

@@ -11,7 +11,7 @@ import { StoredTokens } from './stored-tokens.js';
 import { LockLostError, LockTimeoutError, withHashTag } from './errors.js';
 import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED } from './lock-scripts.js';
 import { RedisConnection, type RedisClientLike } from './redis-connection.js';
-import { type EncryptionKey, TokenCipher } from './token-cipher.js';
+import { type EncryptionKey, storeCipher } from './token-cipher.js';
 
 /** Options of `new RedisTokenStore(...)`. */
 export interface RedisTokenStoreOptions {
@@ -48,14 +48,15 @@ export interface RedisTokenStoreOptions {
    */
   commandTimeoutMs?: number;
   /**
-   * Encrypts the stored tokens with AES-256-GCM: 32 raw bytes (`Uint8Array`/`Buffer`) or their base64 text
-   * (`openssl rand -base64 32`). Recommended: a refresh token is a password, and Redis contents end up in
-   * backups and replicas. A value stored with another key (or in clear) then fails to read with
-   * `StoredTokensUnreadableError`.
+   * Required. Encrypts the stored tokens with AES-256-GCM: 32 raw bytes (`Uint8Array`/`Buffer`) or their base64 text
+   * (`openssl rand -base64 32`): a refresh token is a password, and Redis contents end up in backups and replicas.
+   * `undefined` (an unset environment variable) is refused at construction; to keep tokens in clear, say so:
+   * `'none'`. A value stored with another key (or in clear) then fails to read with `StoredTokensUnreadableError`.
    * To rotate the key, a keyring: `{ current: 'k2', keys: { k1, k2 } }` reads values written with any listed key
    * (and those written with one key, before) and writes with `current`; `rotateTokenEncryption` rewrites the rest.
+   * To move from `'none'` to a key, a keyring with `allowPlaintext: true` for the move (see `EncryptionKeyring`).
    */
-  encryptionKey?: EncryptionKey;
+  encryptionKey: EncryptionKey | 'none' | undefined;
 }
 
 const OPTIONS = /* @__PURE__ */ optionNames<RedisTokenStoreOptions>({ redis: 0, key: 0, lockTtlMs: 0, lockWaitMs: 0, commandTimeoutMs: 0, encryptionKey: 0 });
@@ -87,7 +88,7 @@ export class RedisTokenStore implements TokenStore {
   readonly #lock: LeaseLock;
 
   constructor(options: RedisTokenStoreOptions) {
-    options = constructorOptions(options, OPTIONS, 'new RedisTokenStore()', '{ redis, key }');
+    options = constructorOptions(options, OPTIONS, 'new RedisTokenStore()', '{ redis, key, encryptionKey }');
     const { key } = options;
     if (typeof key !== 'string' || key.length === 0) {
       throw refusal('`key` must be a non-empty string naming the Redis key of this user\'s tokens.', ['key']);
@@ -105,8 +106,9 @@ export class RedisTokenStore implements TokenStore {
         ['key'],
       );
     }
-    this.#encrypted = options.encryptionKey !== undefined;
-    this.#values = new StoredTokens(key, options.encryptionKey === undefined ? undefined : new TokenCipher(options.encryptionKey));
+    const cipher = storeCipher(options.encryptionKey);
+    this.#encrypted = cipher !== undefined;
+    this.#values = new StoredTokens(key, cipher);
     this.#lock = new LeaseLock(new RedisLease(this.#connection, key, this.#lockKey, this.#values, ttlMs, lockWaitMs));
   }
 

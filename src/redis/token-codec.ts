@@ -25,6 +25,16 @@ export async function encodeTokens(tokens: TokenSet, redisKey: string, cipher: T
   return cipher === undefined ? json : cipher.seal(json, redisKey);
 }
 
+/** Whether a stored string is a token set in clear (written with `encryptionKey: 'none'`), not an envelope or a lock's value. */
+export function isPlaintextTokens(stored: string): boolean {
+  if (isEnvelope(stored)) return false;
+  try {
+    return tokenSetProblem(JSON.parse(stored)) === undefined;
+  } catch {
+    return false;
+  }
+}
+
 /** Turns the stored string back into tokens; every problem is a `StoredTokensUnreadableError`. */
 export async function decodeTokens(stored: unknown, redisKey: string, cipher: TokenCipher | undefined): Promise<TokenSet> {
   if (typeof stored !== 'string') throw new StoredTokensUnreadableError(redisKey, 'malformed', `a ${typeof stored}, not a string`);
@@ -33,8 +43,9 @@ export async function decodeTokens(stored: unknown, redisKey: string, cipher: To
     if (cipher === undefined) throw new StoredTokensUnreadableError(redisKey, 'missing_key');
     json = await cipher.open(stored, redisKey);
   } else {
-    // Refusing clear text when a key is set stops a writer with Redis access from planting tokens.
-    if (cipher !== undefined) throw new StoredTokensUnreadableError(redisKey, 'not_encrypted');
+    // Refusing clear text when a key is set stops a writer with access to the store from planting tokens; the
+    // keyring's `allowPlaintext` lets it through only while the app moves its values from `'none'` to a key.
+    if (cipher !== undefined && !cipher.allowsPlaintext) throw new StoredTokensUnreadableError(redisKey, 'not_encrypted');
     json = stored;
   }
   let parsed: unknown;

@@ -16,6 +16,7 @@ import { tokenStoreConformance, type TokenStoreConformanceOptions } from '@posts
 import { FileTokenStore } from '../../examples/file-token-store.js';
 import { type PostgresServer, startPostgresServer } from '../postgres/postgres-server.js';
 import { type RedisCluster, type RedisServer, startRedisCluster, startRedisServer } from '../redis/redis-server.js';
+import { TEST_KEY } from '../support/token-key.js';
 
 const LOCK_TTL_MS = 1_000;
 
@@ -73,7 +74,7 @@ describe.each([
   });
   const redisKey = (key: string) => `postsched:conformance:{${key}}`;
   conformance(() => ({
-    makeStore: (key) => new RedisTokenStore({ redis: redis!, key: redisKey(key), lockTtlMs: LOCK_TTL_MS }),
+    makeStore: (key) => new RedisTokenStore({ encryptionKey: TEST_KEY, redis: redis!, key: redisKey(key), lockTtlMs: LOCK_TTL_MS }),
     corrupt: async (key) => void (await redis!.set(redisKey(key), '{"accessToken":1}')),
     lockTtlMs: LOCK_TTL_MS,
   }));
