@@ -78,7 +78,7 @@ describe('PostgresTokenStore: input PostgreSQL cannot keep apart, and broken ans
     await createTokenTable(pool);
     expect(() => new PostgresTokenStore({ pool, key: 'user\u00001' })).toThrow(/`key` holds a NUL character/);
     // A pool that slips a NUL into the statement's values: PostgreSQL answers 22021.
-    const nul = { query: (config: { text: string; values?: unknown[] }) => pool.query({ ...config, values: config.values?.map((v, i) => (i === 0 ? `${String(v)}\u0000` : v)) }) };
+    const nul = { query: (config: { text: string; values: unknown[] }) => pool.query({ text: config.text, values: config.values.map((v, i) => (i === 0 ? `${String(v)}\u0000` : v)) }) };
     const error = await new PostgresTokenStore({ pool: nul as never, key: 'user_nul' }).get().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PostgresTokenStoreError);
     expect(error).toMatchObject({ code: 'refused', sqlState: '22021' });
