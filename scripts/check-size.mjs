@@ -129,6 +129,10 @@
 //   Web Crypto key cache inside hmac() (-19 B), shapes that minify smaller (-44 B), WebhookVerificationError's reason
 //   and ValidationError's path `declare`d (-8 B), messages in fewer words with the same information (-35 B).
 //   Ceilings 2.50 (issue 28's target), 2.95, 6.21 and 6.53 KB.
+// - Issue 37 (branch i37-stores): ids with a lone UTF-16 surrogate refused wherever an id becomes a stored key (one
+//   check, src/core/well-formed-id.ts, in UserClients, the token stores and the webhook dedupes): main entry 29.64 KB
+//   (0.15 over its ceiling), the handler 6.39 (0.18 over), the webhooks entry 6.71 (0.18), the redis entry 12.35
+//   (0.18), RedisTokenStore alone 8.01 (0.16); the message was cut to one sentence first (-0.07). Ceilings 29.65, 6.4, 6.72, 12.36 and 8.02 KB.
 import { relative } from 'node:path';
 import { bundleBreakdown, bundleSize, buildWithSourceMaps, DEPENDENCIES, groupOf, privateImportsIn, STUB_ERROR_CLASSES, USER_BUNDLES } from './bundle-size.mjs';
 
@@ -190,7 +194,7 @@ const CEILINGS = {
   // Issue 28's request path (branch i28-speed): ky called as the SDK calls it in fewer steps (no merge of absent
   // defaults, no copy of the headers into a Headers, no request copy for a retry, no tick, no init for fetch; the merge
   // module gone): main entry 29.96 → 29.46 KB, server app 28.01 → 27.51 KB (-0.50 KB gz each). Ceilings 29.49 / 27.54 KB.
-  'whole main entry (export *)': 29.49 * KB,
+  'whole main entry (export *)': 29.65 * KB,
   'server app: { OAuthClient, TokenManager, PostSched }': 27.54 * KB,
   'webhook verifier alone: { verifyWebhook }': 2.5 * KB,
 };
@@ -205,11 +209,11 @@ const rows = [
     ceiling: 2.95 * KB,
   },
   // Its target: stay under standardwebhooks' verifier alone (4.8 KB, bench/RESULTS.md) with a margin.
-  { label: 'webhook handler alone: { createWebhookHandler }', file: 'dist/webhooks/index.js', names: ['createWebhookHandler'], target: 4 * KB, ceiling: 6.21 * KB },
+  { label: 'webhook handler alone: { createWebhookHandler }', file: 'dist/webhooks/index.js', names: ['createWebhookHandler'], target: 4 * KB, ceiling: 6.4 * KB },
   // Issue 27 §4: +0.51 KB: createWebhookHandler refuses unknown options by name, with the closest (checkOptions,
   // Levenshtein); with §3 (the claim kept through an overrun, +0.23 KB) the handler 6.19 KB, the entry 6.64 KB.
   // Issue 28 §3 merged on that: the handler 6.17 KB, the entry 6.48 KB.
-  { label: 'webhooks entry (export *)', file: 'dist/webhooks/index.js', ceiling: 6.53 * KB },
+  { label: 'webhooks entry (export *)', file: 'dist/webhooks/index.js', ceiling: 6.72 * KB },
   // Issue 23's target: the whole schedule entry ≤ 1.5 KB. Its one import from the rest of the SDK is ValidationError,
   // which ships every error class until issue 22 makes them tree-shakable: the second row is the entry with them
   // replaced by a minimal class, so what the schedule code itself costs stays visible.
@@ -231,8 +235,8 @@ const rows = [
   // an object of four closures, a settings object and a fifth closure (a RedisTokenStore 1,104 → 652 B of heap):
   // 12.11 → 12.14 KB (+0.03 KB gz; main measured 12.11 KB, at its ceiling), RedisTokenStore alone 7.82 → 7.84 KB.
   // Ceiling 12.17 KB.
-  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 12.17 * KB },
-  { label: '  RedisTokenStore alone', file: 'dist/redis/index.js', names: ['RedisTokenStore'], platform: 'node', ceiling: 7.85 * KB },
+  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 12.36 * KB },
+  { label: '  RedisTokenStore alone', file: 'dist/redis/index.js', names: ['RedisTokenStore'], platform: 'node', ceiling: 8.02 * KB },
 ];
 
 const kb = (bytes) => `${(bytes / KB).toFixed(2)} KB`;

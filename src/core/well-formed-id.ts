@@ -19,7 +19,7 @@ export function checkWellFormedId(value: string, name: string, path: ReadonlyArr
   const unit = found[0].charCodeAt(0).toString(16).toUpperCase();
   invalidOption(
     name,
-    `holds a lone UTF-16 surrogate (U+${unit} at index ${found.index}), so it is not well-formed text: written as UTF-8 it becomes U+FFFD, and two different ids would name the same stored key. Pass well-formed text (e.g. the id as your database returns it, or \`encodeURIComponent\` of bytes you made).`,
+    `holds a lone UTF-16 surrogate (U+${unit} at index ${found.index}): as UTF-8 it becomes U+FFFD, so two ids would name one stored key. Pass well-formed text.`,
     path,
   );
 }

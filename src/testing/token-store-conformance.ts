@@ -135,10 +135,10 @@ export function tokenStoreConformance(options: TokenStoreConformanceOptions): To
         const written: Array<[TokenStore, TokenSet]> = [];
         for (const key of [first, second]) {
           const stored = tokens();
-          const handle = await (await fresh(key)).store().catch((error: unknown) => error);
-          const refused = handle instanceof Error ? handle : await (handle as TokenStore).set(stored).then(() => undefined, (error: unknown) => error);
-          if (refused === undefined) written.push([handle as TokenStore, stored]);
-          else if (!mayRefuse) fail(`makeStore() or set() under ${JSON.stringify(key)} failed: ${describe(refused)}`);
+          const refusal = { error: undefined as unknown };
+          const handle = await (await fresh(key)).store().catch((error: unknown) => void (refusal.error = error ?? 'a rejection'));
+          if (handle !== undefined) await handle.set(stored).then(() => written.push([handle, stored]), (error: unknown) => void (refusal.error = error ?? 'a rejection'));
+          if (refusal.error !== undefined && !mayRefuse) fail(`makeStore() or set() under ${JSON.stringify(key)} failed: ${describe(refusal.error)}`);
         }
         if (written.length < 2) continue; // refused: the store does not take such a key
         for (const [handle, stored] of written) same(await handle.get(), stored, `get() under ${JSON.stringify(first)} and ${JSON.stringify(second)}, each after its own set()`);
