@@ -11,7 +11,7 @@ import { TokenStoreError } from '../oauth/errors.js';
 import { TokenManager } from '../oauth/token-manager.js';
 import type { TokenSet, TokenStore } from '../oauth/types.js';
 import { randomHex } from '../core/bytes.js';
-import { invalidOption } from '../core/invalid-option.js';
+import { integerOption, invalidOption, MAX_TIMEOUT_MS } from '../core/invalid-option.js';
 import { sleep, within } from '../core/time-bound.js';
 
 const DEFAULT_TIMEOUT_MS = 20_000;
@@ -69,10 +69,10 @@ export interface TokenStoreConformanceCheck {
  */
 export function tokenStoreConformance(options: TokenStoreConformanceOptions): TokenStoreConformanceCheck[] {
   if (typeof options?.makeStore !== 'function') invalidOption('makeStore', 'must be a function (key) => TokenStore.');
-  const { makeStore, corrupt, lockTtlMs, timeoutMs = DEFAULT_TIMEOUT_MS } = options;
+  const { makeStore, corrupt, lockTtlMs } = options;
+  const timeoutMs = integerOption(options.timeoutMs, 'timeoutMs', DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
   if (corrupt !== undefined && typeof corrupt !== 'function') invalidOption('corrupt', 'must be a function (key) => void.');
   if (lockTtlMs !== undefined && !(Number.isInteger(lockTtlMs) && lockTtlMs > 0)) invalidOption('lockTtlMs', 'must be a positive integer of milliseconds.');
-  if (!(Number.isInteger(timeoutMs) && timeoutMs > 0)) invalidOption('timeoutMs', 'must be a positive integer of milliseconds.');
   const leaseMs = lockTtlMs ?? DEFAULT_LEASE_MS;
   const fresh = async (key = `conformance_${randomHex(12)}`): Promise<{ key: string; store: () => Promise<TokenStore> }> => {
     return { key, store: async () => checkedStore(await makeStore(key)) };
@@ -84,7 +84,7 @@ export function tokenStoreConformance(options: TokenStoreConformanceOptions): To
   const check = (name: string, run: () => Promise<void>, planned = 0): TokenStoreConformanceCheck => ({
     name,
     run: () =>
-      within(run(), timeoutMs + planned, undefined, () =>
+      within(run(), Math.min(timeoutMs + planned, MAX_TIMEOUT_MS), undefined, () =>
         Promise.reject(new Error(`TokenStore conformance: the check did not finish within ${timeoutMs} ms (\`timeoutMs\`): a get(), set() or lock() of the store never answered`)),
       ),
   });

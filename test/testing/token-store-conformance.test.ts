@@ -269,6 +269,12 @@ describe('broken stores fail the kit', () => {
     expect(failed).toEqual(['set() then get() keeps every field: the userId stamp, and fields the store does not know']);
   });
 
+  it('refuses a timeoutMs that is not a whole number of milliseconds', () => {
+    for (const timeoutMs of [0, 1.5, -1, '1000']) {
+      expect(() => tokenStoreConformance({ makeStore: () => new MemoryTokenStore(), timeoutMs: timeoutMs as number })).toThrow(/`timeoutMs` must be an integer from 1/);
+    }
+  });
+
   it('a store whose get() never answers fails every check that reads, each within timeoutMs', async () => {
     const makeStore = perKey((): TokenStore => Object.assign(new MemoryTokenStore(), { get: () => new Promise<undefined>(() => {}) }));
     const checks = tokenStoreConformance({ makeStore, timeoutMs: 300 });
