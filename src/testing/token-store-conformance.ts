@@ -55,11 +55,13 @@ export interface TokenStoreConformanceCheck {
 }
 
 /**
- * The checks of the `TokenStore` contract: round trip; empty is `undefined`; returned values are copies;
+ * The checks of the `TokenStore` contract: round trip, every field kept (the `userId` stamp, unknown fields); empty
+ * is `undefined`; returned values are copies; different keys (case, lone surrogates) are different tokens or refused;
  * compare-and-set on `expectedRefreshToken` (writes when the stored refresh token matches, when nothing is stored, or
  * for these very tokens; refuses otherwise), racing writers (exactly one wins); and, when the store has `lock`: the
- * lock excludes (no two holders overlap); with `lockTtlMs`, it expires and is extended; with `corrupt`, a corrupt
- * stored value is a `TokenStoreError`.
+ * lock excludes, returns `fn`'s result, rethrows its error and is freed after it, and is extended for a live holder;
+ * with `lockTtlMs`, it expires for a stalled one; with `corrupt`, a corrupt stored value is a `TokenStoreError`. Each
+ * check fails after `timeoutMs` (beyond its own waits) instead of hanging on a store call that never answers.
  *
  * @example
  * import { tokenStoreConformance } from '@postsched/sdk/testing'
