@@ -6,6 +6,7 @@
 import { PostSched, type PostSchedOptions, type PostSchedOverrides } from './client.js';
 import { CLIENT_SETUP, setUpClient, type ClientSetup } from './client-setup.js';
 import { checkOptions, constructorOptions, integerOption, invalidOption, optionalFunction, optionNames, refusal } from './core/invalid-option.js';
+import { checkWellFormedId } from './core/well-formed-id.js';
 import { ReauthorizationRequiredError, TokenStoreError } from './oauth/errors.js';
 import { inspectAs } from './oauth/inspect.js';
 import { MemoryTokenStore } from './oauth/memory-token-store.js';
@@ -509,4 +510,5 @@ export class UserClients {
 /** A user id is the app's own key for the user: any non-empty string. */
 function checkUserId(userId: unknown): asserts userId is string {
   if (typeof userId !== 'string' || userId === '') invalidOption('userId', 'must be a non-empty string: your id of the user.');
+  checkWellFormedId(userId, 'userId');
 }

@@ -65,22 +65,39 @@ export class PgConnection<Operation extends string = TokenStoreOperation> {
 
   /** The rows of `text` run with `values`. */
   async rows(operation: Operation, text: string, values: unknown[]): Promise<Array<Record<string, unknown>>> {
-    return (await this.#run(operation, text, values)).rows as Array<Record<string, unknown>>;
+    return (await this.#result(operation, text, values)).rows as Array<Record<string, unknown>>;
   }
 
   /** How many rows `text` wrote (or returned). */
   async count(operation: Operation, text: string, values: unknown[]): Promise<number> {
-    return (await this.#run(operation, text, values)).rowCount ?? 0;
+    return (await this.#result(operation, text, values)).rowCount ?? 0;
   }
 
-  #run(operation: Operation, text: string, values: unknown[]): Promise<PgResultLike> {
+  /** Runs `text` (several statements: one implicit transaction), whatever it answers. */
+  async run(operation: Operation, text: string): Promise<void> {
+    await this.#run(operation, text, []);
+  }
+
+  /** The pool's answer, checked: a pool (or a wrapper of one) that answers anything else fails typed, not later. */
+  async #result(operation: Operation, text: string, values: unknown[]): Promise<PgResultLike> {
+    const result = (await this.#run(operation, text, values)) as Partial<PgResultLike> | null | undefined;
+    const rowCount = result?.rowCount;
+    if (!Array.isArray(result?.rows) || !(rowCount === null || rowCount === undefined || typeof rowCount === 'number')) {
+      const shown = result === null || typeof result !== 'object' ? String(result) : `an object without a rows array`;
+      const message = `the pool answered ${shown}, not a node-postgres result ({ rows, rowCount }); the statement may have landed. Pass a node-postgres Pool, or make the wrapper return pool.query()'s result.`;
+      throw this.#fail?.(operation, { cause: new Error(message) }) ?? new PostgresTokenStoreError({ ...this.#where, operation: operation as TokenStoreOperation }, 'bad_result', message);
+    }
+    return result as PgResultLike;
+  }
+
+  #run(operation: Operation, text: string, values: unknown[]): Promise<unknown> {
     const where = { ...this.#where, operation: operation as TokenStoreOperation };
     const fail = this.#fail;
     // The pool may settle long after the time-out; the promise is settled once, later results are dropped.
     const statement = Promise.resolve()
       .then(() => this.#pool.query({ text, values, query_timeout: this.#timeoutMs }))
       .catch((error: unknown) => {
-        throw fail === undefined ? unavailable(where, error) : fail(operation, scrubbed(error));
+        throw fail === undefined ? postgresError(where, error) : fail(operation, scrubbed(error));
       });
     return timeBound(
       () => statement,
@@ -92,6 +109,10 @@ export class PgConnection<Operation extends string = TokenStoreOperation> {
   }
 }
 
+/** SQLSTATEs retrying cannot fix: data exceptions (22: 22021 a NUL in text), syntax or access (42, but 42P01: a
+ * table a migration may still make), not supported (0A). */
+const PERMANENT = /^(22|42(?!P01)|0A)/;
+
 /** pg's error as a scrubbed copy (name, message, code: never the statement's values) and its SQLSTATE. */
 function scrubbed(error: unknown): { cause: Error; sqlState: string | undefined; code: string | undefined } {
   const cause = sanitizeCause(error, 0, [], scrubStoreMessage) ?? new Error(`the pg client failed with a non-Error value (${typeof error})`);
@@ -100,8 +121,22 @@ function scrubbed(error: unknown): { cause: Error; sqlState: string | undefined;
 }
 
 /** pg's error, as a `PostgresTokenStoreError` holding only a scrubbed copy (name, message, code). */
-function unavailable(where: { key: string; table: string; operation: TokenStoreOperation }, error: unknown): PostgresTokenStoreError {
+export function postgresError(where: { key: string; table: string; operation: TokenStoreOperation }, error: unknown): PostgresTokenStoreError {
   const { cause, code, sqlState } = scrubbed(error);
-  const hint = sqlState === '42P01' ? ' Create the table first: `await createTokenTable(pool, { table })`, or run `tokenTableSql()` in a migration.' : '';
-  return new PostgresTokenStoreError(where, 'unavailable', `PostgreSQL failed (${cause.message}${code === undefined ? '' : `, ${code}`}).${hint}`, { sqlState, cause });
+  return new PostgresTokenStoreError(
+    where,
+    sqlState !== undefined && PERMANENT.test(sqlState) ? 'refused' : 'unavailable',
+    `PostgreSQL failed (${cause.message}${code === undefined ? '' : `, ${code}`}).${sqlState === '42P01' ? missingTable(where.table) : ''}`,
+    { sqlState, cause },
+  );
+}
+
+/** The hint of 42P01: make the table; or, for a name with capitals, the case PostgreSQL folded an unquoted name to. */
+function missingTable(table: string): string {
+  if (table === table.toLowerCase()) return ' Create the table first: `await createTokenTable(pool, { table })`, or run `tokenTableSql()` in a migration.';
+  return (
+    ` The store quotes \`table\`, so "${table}" names a table with exactly those capitals, while a migration that wrote it ` +
+    `unquoted made "${table.toLowerCase()}" (PostgreSQL folds unquoted names to lower case). Pass \`table: '${table.toLowerCase()}'\`, ` +
+    'or make the table with `createTokenTable(pool, { table })` / `tokenTableSql({ table })`, which quote it.'
+  );
 }

@@ -4,6 +4,7 @@
  * (src/store/lease-lock.ts, shared with `RedisTokenStore`) tracks its holder with `AsyncLocalStorage`.
  */
 import { constructorOptions, integerOption, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
+import { checkWellFormedId } from '../core/well-formed-id.js';
 import type { ReauthorizationReason } from '../oauth/errors.js';
 import { copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
@@ -85,6 +86,8 @@ export class PostgresTokenStore implements TokenStore {
     if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH) {
       throw refusal(`\`key\` must be a non-empty string (at most ${MAX_KEY_LENGTH} characters) naming this user's row.`, ['key']);
     }
+    checkWellFormedId(key, 'key');
+    if (key.includes('\0')) throw refusal(`\`key\` holds a NUL character (at index ${key.indexOf('\0')}), which PostgreSQL text cannot store: pass an id without one.`, ['key']);
     const pool = checkPool(options.pool);
     const table = tableName(options.table);
     this.#key = key;

@@ -4,6 +4,7 @@
  * its holder with `AsyncLocalStorage`. The encryption is Web Crypto.
  */
 import { constructorOptions, integerOption, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
+import { checkWellFormedId } from '../core/well-formed-id.js';
 import { copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { type Lease, LeaseLock, lockTimes } from '../store/lease-lock.js';
@@ -93,6 +94,7 @@ export class RedisTokenStore implements TokenStore {
     if (typeof key !== 'string' || key.length === 0) {
       throw refusal('`key` must be a non-empty string naming the Redis key of this user\'s tokens.', ['key']);
     }
+    checkWellFormedId(key, 'key');
     this.#key = key;
     this.#lockKey = `${key}:lock`;
     const { ttlMs, waitMs: lockWaitMs } = lockTimes(options);

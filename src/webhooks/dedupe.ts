@@ -10,6 +10,7 @@
 import { parseDateTime } from '../core/date-time.js';
 import { invalidOption } from '../core/invalid-option.js';
 import { timeBound } from '../core/time-bound.js';
+import { checkWellFormedId } from '../core/well-formed-id.js';
 import { WebhookTimeoutError, type WebhookTimedStep } from './errors.js';
 import type { WebhookEvent } from './event.js';
 
@@ -168,6 +169,8 @@ export function memoryDedupe(maxKeys = MEMORY_DEDUPE_KEYS, now = Date.now): Requ
   };
   return {
     claim(key, { postId, createdAt, ttlMs, claimId }) {
+      checkWellFormedId(key, 'key');
+      checkWellFormedId(postId, 'postId', ['context', 'postId']);
       if (events.has(key)) {
         const claim = events.get(key);
         if (claim === undefined) return 'done';
