@@ -66,7 +66,7 @@ export async function createWebhookDedupeTable(pool: PgPoolLike, options: Webhoo
   const sql = webhookDedupeTableSql(table === undefined ? {} : { table });
   // One simple query is one transaction: the lock is held until it ends, so two processes never race in the
   // catalog (a duplicate type or index error), and is freed with it, even when a statement fails.
-  await pgConnection(checkPool(pool), webhookTable(table).name, timeoutMs).count('create', `SELECT pg_advisory_xact_lock(${CREATE_LOCK});\n${sql}`, []);
+  await pgConnection(checkPool(pool), webhookTable(table).name, timeoutMs).run('create', `SELECT pg_advisory_xact_lock(${CREATE_LOCK});\n${sql}`);
 }
 
 /** A connection whose failures are `WebhookDedupeUnavailableError`s, with a hint when the table is missing. */
