@@ -8,12 +8,15 @@ import { timeBound } from '../core/time-bound.js';
 import { ReauthorizationRequiredError, TokenStoreError } from './errors.js';
 import type { FreshToken } from './fresh-token.js';
 import type { SavedTokens } from './saved-tokens.js';
-import { newestKnown, recordRotation, refreshOnce } from './shared-refresh.js';
+import { newestKnown, recordRefused, recordRotation, refreshOnce, refusedReason } from './shared-refresh.js';
 import { sameTokens } from './token-set.js';
 import type { TokenRefresher, TokenSet, TokenStore } from './types.js';
 
 /** The bound of a refresh whose refresher does not tell its own (`TokenRefresher.timeoutMs`): OAuthClient's default. */
 const DEFAULT_REFRESH_BOUND_MS = 30_000;
+/** The longest pause between two tries of a save inside the lock (`SavedTokens`): a live holder's next try comes sooner. */
+const PENDING_SAVE_RETRY_MS = 1_000;
+
 
 export interface RefreshCoordinatorOptions {
   readonly oauth: TokenRefresher;
@@ -106,6 +109,9 @@ export class RefreshCoordinator {
   /** Refreshes `stored` (shared with every manager of the process holding its refresh token), then saves the result. */
   async #refresh(stored: TokenSet, options: RefreshOptions): Promise<TokenSet> {
     if (stored.refreshToken === undefined) throw new ReauthorizationRequiredError('no_refresh_token');
+    // Refused before in this process, and still what the store holds (just read): never sent again.
+    const refused = refusedReason(this.#options.oauth, stored.refreshToken);
+    if (refused !== undefined) throw new ReauthorizationRequiredError(refused, { userClients: this.#options.saved.forUser });
     const startedAt = Date.now();
     let fresh: TokenSet;
     try {
@@ -124,8 +130,9 @@ export class RefreshCoordinator {
    * are used, or refreshed (once).
    */
   async #afterRefused(stored: TokenSet, error: unknown, options: RefreshOptions): Promise<TokenSet> {
-    if (!(error instanceof ReauthorizationRequiredError)) throw error;
     const { saved, fresh, oauth } = this.#options;
+    if (!(error instanceof ReauthorizationRequiredError)) throw error;
+    recordRefused(oauth, stored.refreshToken as string, error.reason);
     const current = await saved.read(stored);
     if (current === undefined) throw error;
     if (current.refreshToken === stored.refreshToken) {
@@ -181,6 +188,9 @@ export class RefreshCoordinator {
         whileWaiting: (stored) => (abandoned ? undefined : whileWaiting(stored)),
         // The lease outlives the refresh and its save even in a process that stops running meanwhile (no extension).
         leaseMs: (oauth.timeoutMs ?? DEFAULT_REFRESH_BOUND_MS) + storeTimeoutMs,
+        // A holder whose lease lapsed while its save was failing (its store down past the lease) retries the save
+        // at least every PENDING_SAVE_RETRY_MS, each try bounded by storeTimeoutMs: its tokens are waited for that long.
+        pendingSaveMs: storeTimeoutMs + PENDING_SAVE_RETRY_MS,
       },
     ).catch((error: unknown) => {
       throw error instanceof PostSchedError ? error : new TokenStoreError('lock', error);

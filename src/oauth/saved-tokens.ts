@@ -5,7 +5,7 @@
  * bounded by `storeTimeoutMs`.
  */
 import { PostSchedError } from '../core/base-error.js';
-import { sleep, timeBound } from '../core/time-bound.js';
+import { timeBound, within } from '../core/time-bound.js';
 import { ReauthorizationRequiredError, TokenStoreError, type TokenStoreOperation } from './errors.js';
 import type { FreshToken, HoldOptions } from './fresh-token.js';
 import { newestKnown, recordRotation, recordStored } from './shared-refresh.js';
@@ -185,6 +185,11 @@ export class SavedTokens {
     this.#contested = true;
   }
 
+  /** Whether the tokens are a `UserClients` user's (errors then name `users.connect()`). */
+  get forUser(): boolean {
+    return this.#options.userId !== undefined;
+  }
+
   /** Whether `tokens` are stamped with a user other than this manager's (see `isOtherUsers`). */
   isOthers(tokens: TokenSet): boolean {
     return isOtherUsers(tokens, this.#options.userId);
@@ -218,7 +223,8 @@ export class SavedTokens {
     let written: void | boolean;
     for (let attempt = 0; ; attempt++) {
       try {
-        written = await this.#call('set', () => this.#options.store.set(tokens, { expectedRefreshToken: expected }), tokens);
+        // The tries past the call's bound run in the background: their timers never keep the process alive.
+        written = await this.#call('set', () => this.#options.store.set(tokens, { expectedRefreshToken: expected }), tokens, untilLanded);
         break;
       } catch (error) {
         const wait = Math.min(1_000, 25 * 2 ** attempt);
@@ -232,7 +238,7 @@ export class SavedTokens {
           }
           throw error;
         }
-        await sleep(wait);
+        await within(undefined, wait, undefined, noop, untilLanded);
       }
     }
     if (written === false) return false;
@@ -271,10 +277,10 @@ export class SavedTokens {
   }
 
   /** Calls the store or `onTokens`, bounded by `storeTimeoutMs`; foreign errors are wrapped, never attached (they may hold the tokens). */
-  async #call<T>(operation: TokenStoreOperation, fn: () => Promise<T>, involved?: TokenSet): Promise<T> {
+  async #call<T>(operation: TokenStoreOperation, fn: () => Promise<T>, involved?: TokenSet, unref = false): Promise<T> {
     const ms = this.#options.storeTimeoutMs;
     try {
-      return await timeBound(fn, ms, () => new Error(`no answer within ${ms} ms (storeTimeoutMs); the next call tries again`));
+      return await timeBound(fn, ms, () => new Error(`no answer within ${ms} ms (storeTimeoutMs); the next call tries again`), unref);
     } catch (error) {
       // The SDK's own errors (RedisTokenStore's TokenStoreUnavailableError, …) are typed and secret-free: keep them.
       if (error instanceof PostSchedError) throw error;
@@ -285,3 +291,4 @@ export class SavedTokens {
 }
 
 function noop(): void {}
+

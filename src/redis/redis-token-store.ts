@@ -9,7 +9,7 @@ import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions 
 import { type Lease, LeaseLock, lockTimes } from '../store/lease-lock.js';
 import { StoredTokens } from './stored-tokens.js';
 import { LockLostError, LockTimeoutError, withHashTag } from './errors.js';
-import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED } from './lock-scripts.js';
+import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED, TAKE_LOCK } from './lock-scripts.js';
 import { RedisConnection, type RedisClientLike } from './redis-connection.js';
 import { type EncryptionKey, TokenCipher } from './token-cipher.js';
 
@@ -193,7 +193,13 @@ export class RedisTokenStore implements TokenStore {
   }
 }
 
-/** The lock's lease: `${key}:lock` holds its owner's token, with a Redis expiry. */
+/**
+ * How long `${key}:lock:holder` (the owner of the last lease, deleted by its release) outlives a lease that was never
+ * released: a taker within this learns that the lease before its own expired unreleased (`Lease.take`).
+ */
+const HOLDER_NOTE_TTL_MS = 86_400_000;
+
+/** The lock's lease: `${key}:lock` holds its owner's token, with a Redis expiry; `${key}:lock:holder` notes it. */
 class RedisLease implements Lease {
   readonly #connection: RedisConnection;
   readonly #key: string;
@@ -211,8 +217,9 @@ class RedisLease implements Lease {
     this.waitMs = waitMs;
   }
 
-  async take(owner: string, ttlMs: number): Promise<boolean> {
-    return (await this.#connection.command('lock', ['SET', this.#lockKey, owner, 'PX', String(ttlMs), 'NX'])) === 'OK';
+  async take(owner: string, ttlMs: number): Promise<boolean | 'expired'> {
+    const taken = await this.#connection.script('lock', TAKE_LOCK, [this.#lockKey, `${this.#lockKey}:holder`], [owner, String(ttlMs), String(HOLDER_NOTE_TTL_MS)]);
+    return taken === 2 ? 'expired' : taken === 1;
   }
 
   async extend(owner: string, ttlMs: number): Promise<boolean> {
@@ -220,7 +227,7 @@ class RedisLease implements Lease {
   }
 
   async release(owner: string): Promise<boolean> {
-    return (await this.#connection.script('unlock', RELEASE_LOCK, [this.#lockKey], [owner])) === 1;
+    return (await this.#connection.script('unlock', RELEASE_LOCK, [this.#lockKey, `${this.#lockKey}:holder`], [owner])) === 1;
   }
 
   async look(): Promise<{ tokens: TokenSet | undefined; held: boolean }> {
