@@ -8,28 +8,14 @@
 import { defineScript } from './redis-connection.js';
 
 /**
- * Take: set the lock when nobody holds it, and note its holder in a second key that outlives the lock's expiry, so
- * the next taker learns whether the lease before it expired without being released (its holder stalled, died, or
- * could not reach Redis to save its refresh). KEYS[1] lock key, KEYS[2] holder note; ARGV[1] owner token, ARGV[2] TTL
- * in ms, ARGV[3] the note's TTL in ms. Returns 0 (held by another), 1 (taken), 2 (taken after an unreleased lease).
- */
-export const TAKE_LOCK = defineScript(`
-if not redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 0 end
-local before = redis.call('GET', KEYS[2])
-redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[3])
-if before then return 2 end
-return 1
-`);
-
-/**
  * Release: delete the lock only if it still holds our owner token (a plain DEL would free a lock that expired and
- * was taken by another process meanwhile), and the holder note if it is still ours.
+ * was taken by another process meanwhile), with the note of its holder (`RedisTokenStore`: a lease released).
  * KEYS[1] lock key, KEYS[2] holder note; ARGV[1] owner token. Returns 1 when released, 0 when it was no longer ours.
  */
 export const RELEASE_LOCK = defineScript(`
-if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
+  redis.call('DEL', KEYS[1], KEYS[2])
+  return 1
 end
 return 0
 `);
