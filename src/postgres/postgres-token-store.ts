@@ -215,8 +215,9 @@ class PgLease implements Lease {
     this.waitMs = waitMs;
   }
 
-  async take(owner: string, ttlMs: number): Promise<boolean> {
-    return (await this.#connection.count('lock', this.#sql.take, [this.#row.key, owner, ttlMs])) === 1;
+  async take(owner: string, ttlMs: number): Promise<boolean | 'expired'> {
+    const [row] = await this.#connection.rows('lock', this.#sql.take, [this.#row.key, owner, ttlMs]);
+    return row === undefined ? false : row['expired'] === true ? 'expired' : true;
   }
 
   async extend(owner: string, ttlMs: number): Promise<boolean> {

@@ -197,7 +197,13 @@ export class RedisTokenStore implements TokenStore {
   }
 }
 
-/** The lock's lease: `${key}:lock` holds its owner's token, with a Redis expiry. */
+/**
+ * How long `${key}:lock:holder` (the owner of the last lease, deleted by its release) outlives a lease that was never
+ * released: a taker within this learns that the lease before its own expired unreleased (`Lease.take`).
+ */
+const HOLDER_NOTE_TTL_MS = 86_400_000;
+
+/** The lock's lease: `${key}:lock` holds its owner's token, with a Redis expiry; `${key}:lock:holder` notes it. */
 class RedisLease implements Lease {
   readonly #connection: RedisConnection;
   readonly #key: string;
@@ -215,8 +221,16 @@ class RedisLease implements Lease {
     this.waitMs = waitMs;
   }
 
-  async take(owner: string, ttlMs: number): Promise<boolean> {
-    return (await this.#connection.command('lock', ['SET', this.#lockKey, owner, 'PX', String(ttlMs), 'NX'])) === 'OK';
+  async take(owner: string, ttlMs: number): Promise<boolean | 'expired'> {
+    if ((await this.#connection.command('lock', ['SET', this.#lockKey, owner, 'PX', String(ttlMs), 'NX'])) !== 'OK') return false;
+    // The lease is ours. Its note (`SET … GET`, Redis 6.2+) says whether the lease before it was released: a release
+    // deletes it. Not atomic with the take, and need not be: a taker that dies in between never refreshed.
+    try {
+      const before = await this.#connection.command('lock', ['SET', `${this.#lockKey}:holder`, owner, 'PX', String(HOLDER_NOTE_TTL_MS), 'GET']);
+      return before === null || before === undefined ? true : 'expired';
+    } catch {
+      return true; // the store failed right after the take: what follows fails too, and the lease is released
+    }
   }
 
   async extend(owner: string, ttlMs: number): Promise<boolean> {
@@ -224,7 +238,7 @@ class RedisLease implements Lease {
   }
 
   async release(owner: string): Promise<boolean> {
-    return (await this.#connection.script('unlock', RELEASE_LOCK, [this.#lockKey], [owner])) === 1;
+    return (await this.#connection.script('unlock', RELEASE_LOCK, [this.#lockKey, `${this.#lockKey}:holder`], [owner])) === 1;
   }
 
   async look(): Promise<{ tokens: TokenSet | undefined; held: boolean }> {
