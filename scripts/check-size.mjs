@@ -130,7 +130,7 @@
 //   and ValidationError's path `declare`d (-8 B), messages in fewer words with the same information (-35 B).
 //   Ceilings 2.50 (issue 28's target), 2.95, 6.21 and 6.53 KB.
 import { relative } from 'node:path';
-import { bundleBreakdown, bundleSize, buildWithSourceMaps, DEPENDENCIES, groupOf, privateImportsIn, STUB_ERROR_CLASSES, USER_BUNDLES } from './bundle-size.mjs';
+import { bundleBreakdown, bundleSize, buildWithSourceMaps, DEPENDENCIES, groupOf, STUB_ERROR_CLASSES, USER_BUNDLES } from './bundle-size.mjs';
 
 const KB = 1024;
 /** Ceilings of the USER_BUNDLES rows, by label. */
@@ -260,7 +260,7 @@ console.log(
     'counts for the first.',
 );
 for (const { label, file, names, breakdown } of USER_BUNDLES) {
-  const result = await bundleBreakdown({ file: file.replace(/^dist/, relative(process.cwd(), mapped)), names, plugins: [privateImportsIn(mapped)] }, groupOf(breakdown));
+  const result = await bundleBreakdown({ file: file.replace(/^dist/, relative(process.cwd(), mapped)), names }, groupOf(breakdown));
   const shipped = measured.get(label);
   const same = result.gzipBytes === shipped.gzipBytes;
   console.log(`\n  ${label}: ${kb(result.gzipBytes)} gz${same ? '' : ` (dist/: ${kb(shipped.gzipBytes)}: is dist/ older than src/? npm run build)`}`);

@@ -10,8 +10,7 @@
  * A call: `#prepare` checks its options and builds what every attempt sends; then `#execute` loops, each attempt:
  * token → `#send` → ok? parse : 401 once? refresh the token, send again : retry? wait : throw.
  */
-import type { Options as KyOptions } from 'ky';
-import { isTimeoutError, ky, loadKy } from '#ky';
+import ky, { isTimeoutError, type Options as KyOptions } from 'ky';
 import { PostSchedError } from '../core/base-error.js';
 import { readBody } from '../core/buffer-response.js';
 import { ConnectionError, RateLimitError, RedirectError, TimeoutError } from '../core/errors.js';
@@ -203,13 +202,10 @@ export class Pipeline {
 
   /** ky: the request, its time-out and the caller's signal around `#fetch`. Its TimeoutError holds the Request (the token): the SDK's replaces it. */
   async #exchange(call: Call<unknown>, headers: Readonly<Record<string, string>>): Promise<Response> {
-    // `#ky` (package.json "imports"): evaluated with the SDK in Web builds, on the first call under Node
-    // (http/ky.node.ts), synchronously either way: the first call waits on no I/O that a fake clock would not drive.
-    if (ky === undefined) loadKy();
     try {
       // ky copies its options before it reads them: the call's own object, with this attempt's headers, is not kept.
       call.ky.headers = headers;
-      return await ky!(call.url, call.ky);
+      return await ky(call.url, call.ky);
     } catch (error) {
       throw isTimeoutError(error) ? new TimeoutError(call.timeoutMs) : error;
     }
