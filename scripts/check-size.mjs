@@ -141,7 +141,7 @@
 //   (0.15 over its ceiling), the handler 6.39 (0.18 over), the webhooks entry 6.71 (0.18), the redis entry 12.35
 //   (0.18), RedisTokenStore alone 8.01 (0.16); the message was cut to one sentence first (-0.07). Ceilings 29.65, 6.4, 6.72, 12.36 and 8.02 KB.
 import { relative } from 'node:path';
-import { bundleBreakdown, bundleSize, buildWithSourceMaps, DEPENDENCIES, groupOf, privateImportsIn, STUB_ERROR_CLASSES, USER_BUNDLES } from './bundle-size.mjs';
+import { bundleBreakdown, bundleSize, buildWithSourceMaps, DEPENDENCIES, groupOf, STUB_ERROR_CLASSES, USER_BUNDLES } from './bundle-size.mjs';
 
 const KB = 1024;
 /** Ceilings of the USER_BUNDLES rows, by label. */
@@ -204,8 +204,12 @@ const CEILINGS = {
   // Issue 37's token path (branch i37-refresh): a refused refresh token remembered per process, the lock's
   // pendingSaveMs, the refresh as one sequence over a store adapter: main entry 29.46 → 29.59 KB, server app
   // 27.51 → 27.63 KB (+0.13 / +0.12 KB gz). Ceilings 29.62 / 27.66 KB.
-  'whole main entry (export *)': 29.8 * KB,
-  'server app: { OAuthClient, TokenManager, PostSched }': 27.8 * KB,
+  // Issue 38 (branch i38-ky): ky and oauth4webapi bundled as published (no cuts), ky running every attempt (its
+  // retry loop, time-out, beforeRequest hook, HTTPError): main entry 29.46 → 34.79 KB, server app 27.51 → 32.86 KB
+  // (ky 4.21 KB gz, oauth4webapi 4.97 KB gz of it; zod external, counted from node_modules, 0 KB until a part imports
+  // it). Targets 40 / 38 KB (issue 38). Ceilings 34.82 / 32.89 KB.
+  'whole main entry (export *)': 35.2 * KB,
+  'server app: { OAuthClient, TokenManager, PostSched }': 33.2 * KB,
   'webhook verifier alone: { verifyWebhook }': 2.52 * KB,
 };
 const rows = [
@@ -282,7 +286,7 @@ console.log(
     'counts for the first.',
 );
 for (const { label, file, names, breakdown } of USER_BUNDLES) {
-  const result = await bundleBreakdown({ file: file.replace(/^dist/, relative(process.cwd(), mapped)), names, plugins: [privateImportsIn(mapped)] }, groupOf(breakdown));
+  const result = await bundleBreakdown({ file: file.replace(/^dist/, relative(process.cwd(), mapped)), names }, groupOf(breakdown));
   const shipped = measured.get(label);
   const same = result.gzipBytes === shipped.gzipBytes;
   console.log(`\n  ${label}: ${kb(result.gzipBytes)} gz${same ? '' : ` (dist/: ${kb(shipped.gzipBytes)}: is dist/ older than src/? npm run build)`}`);

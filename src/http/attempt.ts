@@ -37,7 +37,7 @@ export function observe(
   call: ObservedCall,
   attempt: number,
   token: string,
-  headers: Readonly<Record<string, string>>,
+  headers: Headers,
   send: () => Promise<Response>,
 ): Promise<Response> {
   const { hooks, logger } = listeners;
@@ -48,7 +48,7 @@ export function observe(
   const record: RequestTrace = { method: call.method, route: call.route, origin: listeners.origin, attempt };
   const url = new URL(call.url);
   const { method, route } = record;
-  callHook(hooks.onRequest, () => ({ method, url: url.href, route, attempt, headers: headersView(new Headers(headers), token) }));
+  callHook(hooks.onRequest, () => ({ method, url: url.href, route, attempt, headers: headersView(headers, token) }));
   const started = performance.now();
   let response: Response | undefined;
   // The traced function returns nothing: the channel would put its result on the context.
