@@ -25,13 +25,13 @@ const entry = {
 const kyEntries = { 'http/ky': 'src/http/ky.ts', 'http/ky.node': 'src/http/ky.node.ts' };
 
 /**
- * The runtime dependencies are bundled (tree-shaken) into both builds (zod stays listed for the day a part uses it
- * again; no file of src/ imports it since the stored-token check moved to src/oauth/token-set.ts):
+ * ky and oauth4webapi are bundled (tree-shaken) into both builds:
  * - cold import: ky alone is 15 ESM files; one parsed chunk loads far faster (bench/RESULTS.md);
- * - ky and oauth4webapi ship ESM only, and `require()` of ESM works only from Node 20.19 on;
- * - users install nothing beyond this package.
+ * - ky and oauth4webapi ship ESM only, and `require()` of ESM works only from Node 20.19 on.
+ * zod is external (a dependency, never in `noExternal`): it ships ESM and CJS, so an app that uses zod itself
+ * carries one copy.
  */
-const bundled = ['ky', 'oauth4webapi', 'zod'];
+const bundled = ['ky', 'oauth4webapi'];
 
 // The SDK's version, written into the User-Agent (src/core/user-agent.ts) at build time, not read from disk at run time.
 const common: Options = {

@@ -33,10 +33,10 @@ export interface ListParams {
 const MAX_PAGE_SIZE = 100;
 
 /** The known fields of `ListParams`, for the list methods' input checks. */
-const listFields = {
-  limit: /* @__PURE__ */ z.optional(/* @__PURE__ */ wholeNumber(Number.MAX_SAFE_INTEGER)),
-  pageSize: /* @__PURE__ */ z.optional(/* @__PURE__ */ wholeNumber(MAX_PAGE_SIZE)),
-};
+const listFields = () => ({
+  limit: z.optional(wholeNumber(Number.MAX_SAFE_INTEGER)),
+  pageSize: z.optional(wholeNumber(MAX_PAGE_SIZE)),
+});
 
 /** The raw page as parsed: `data` checked, everything else as sent. */
 type RawPage<T> = { data: T[]; next_cursor?: unknown; [field: string]: unknown };
@@ -137,5 +137,5 @@ export const paginateShape = /* @__PURE__ */ listShape('client.paginate');
 
 /** The input shape of a list call whose extra known fields are `fields`. */
 export function listShape(call: string, fields: z.core.$ZodLooseShape = {}): InputShape {
-  return { call, schema: inputObject({ ...listFields, ...fields }), escapeHatch: 'extraQuery' };
+  return { call, schema: inputObject({ ...listFields(), ...fields }), escapeHatch: 'extraQuery' };
 }

@@ -29,10 +29,9 @@ function valueAt(root: unknown, path: Path): unknown {
   return value;
 }
 
-/** The first issue of a failed parse, its path as the SDK's errors carry it. */
-function firstIssue(error: z.core.$ZodError): { path: Path; issue: z.core.$ZodIssue } {
-  const issue = error.issues[0] as z.core.$ZodIssue;
-  return { path: issue.path.filter((key): key is string | number => typeof key !== 'symbol'), issue };
+/** An issue's path as the SDK's errors carry it. */
+function pathOf(issue: z.core.$ZodIssue): Path {
+  return issue.path.filter((key): key is string | number => typeof key !== 'symbol');
 }
 
 /**
@@ -45,7 +44,8 @@ export function answerParser<T>(what: string, schema: z.ZodMiniType<T, unknown>)
     // The answer as sent, not the schema's copy: the same values (an answer schema transforms nothing), in the
     // service's key order.
     if (result.success) return body as T;
-    const { path, issue } = firstIssue(result.error);
+    const issue = result.error.issues[0] as z.core.$ZodIssue;
+    const path = pathOf(issue);
     const value = valueAt(body, path);
     const received = value === undefined ? (path.length === 0 ? 'an empty body' : 'nothing (the field is missing)') : kindOf(value);
     throw new ResponseValidationError(
@@ -98,8 +98,9 @@ export function checkInput(input: unknown, shape: InputShape): void {
     invalid([key], unknownField(key, known, shape));
   }
   const missing = issues.find((issue) => issue.path.length === 1 && input[issue.path[0] as string] === undefined);
-  const { path, issue } = firstIssue(missing === undefined ? result.error : new z.core.$ZodError([missing]));
-  invalid(path, missing === undefined ? issue.message : 'is required.');
+  if (missing !== undefined) invalid(pathOf(missing), 'is required.');
+  const issue = issues[0] as z.core.$ZodIssue;
+  invalid(pathOf(issue), issue.message);
 }
 
 function unknownField(key: string, known: readonly string[], shape: InputShape): string {

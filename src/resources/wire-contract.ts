@@ -29,12 +29,12 @@ export type PostStatus = 'scheduled' | 'published' | 'failed' | 'deleted' | (str
 export const PostSchema = /* @__PURE__ */ answer({
   id: /* @__PURE__ */ text(),
   account_ids: /* @__PURE__ */ texts(),
-  publish_at: /* @__PURE__ */ assumed(text()),
-  status: /* @__PURE__ */ assumed(text() as z.ZodMiniType<PostStatus, PostStatus>),
-  text: /* @__PURE__ */ assumed(text()),
-  media_ids: /* @__PURE__ */ assumed(texts()),
-  created_at: /* @__PURE__ */ assumed(text()),
-  published_at: /* @__PURE__ */ assumed(text()),
+  publish_at: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
+  status: /* @__PURE__ */ assumed(/* @__PURE__ */ text() as z.ZodMiniType<PostStatus, PostStatus>),
+  text: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
+  media_ids: /* @__PURE__ */ assumed(/* @__PURE__ */ texts()),
+  created_at: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
+  published_at: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
 });
 
 /**
@@ -44,8 +44,8 @@ export const PostSchema = /* @__PURE__ */ answer({
  */
 export const AccountSchema = /* @__PURE__ */ answer({
   id: /* @__PURE__ */ text(),
-  platform: /* @__PURE__ */ assumed(text()),
-  name: /* @__PURE__ */ assumed(text()),
+  platform: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
+  name: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
 });
 
 /**
@@ -54,11 +54,11 @@ export const AccountSchema = /* @__PURE__ */ answer({
  * @group Schemas
  */
 export const MediaItemSchema = /* @__PURE__ */ answer({
-  id: /* @__PURE__ */ assumed(text()),
-  filename: /* @__PURE__ */ assumed(text()),
-  content_type: /* @__PURE__ */ assumed(text()),
-  size: /* @__PURE__ */ assumed(count()),
-  created_at: /* @__PURE__ */ assumed(text()),
+  id: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
+  filename: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
+  content_type: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
+  size: /* @__PURE__ */ assumed(/* @__PURE__ */ count()),
+  created_at: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
 });
 
 /**
@@ -68,12 +68,12 @@ export const MediaItemSchema = /* @__PURE__ */ answer({
  * @group Schemas
  */
 export const PostAnalyticsSchema = /* @__PURE__ */ answer({
-  post_id: /* @__PURE__ */ assumed(text()),
-  impressions: /* @__PURE__ */ assumed(count()),
-  likes: /* @__PURE__ */ assumed(count()),
-  shares: /* @__PURE__ */ assumed(count()),
-  comments: /* @__PURE__ */ assumed(count()),
-  clicks: /* @__PURE__ */ assumed(count()),
+  post_id: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
+  impressions: /* @__PURE__ */ assumed(/* @__PURE__ */ count()),
+  likes: /* @__PURE__ */ assumed(/* @__PURE__ */ count()),
+  shares: /* @__PURE__ */ assumed(/* @__PURE__ */ count()),
+  comments: /* @__PURE__ */ assumed(/* @__PURE__ */ count()),
+  clicks: /* @__PURE__ */ assumed(/* @__PURE__ */ count()),
 });
 
 /**
@@ -83,7 +83,7 @@ export const PostAnalyticsSchema = /* @__PURE__ */ answer({
 export function pageSchema<T>(item: z.ZodMiniType<T, unknown>) {
   return answer({
     data: z.array(item, { error: 'expected array' }),
-    next_cursor: assumed(text()),
+    next_cursor: assumed(/* @__PURE__ */ text()),
   });
 }
 
@@ -110,8 +110,10 @@ export function fieldsOf(schema: z.ZodMiniType): AnswerFields {
   const given: Record<string, WireType> = {};
   const assumedFields: Record<string, WireType> = {};
   for (const [name, field] of Object.entries(shape)) {
+    // An assumed field is `optional(union([schema, unknown]))` (src/core/wire-schema.ts).
     const def = (field as z.ZodMiniType)._zod.def;
-    if (def.type === 'catch') assumedFields[name] = wireType((def as z.core.$ZodCatchDef).innerType);
+    const inner = def.type === 'optional' ? (def as z.core.$ZodOptionalDef).innerType._zod.def : undefined;
+    if (inner?.type === 'union') assumedFields[name] = wireType((inner as z.core.$ZodUnionDef).options[0] as z.core.SomeType);
     else given[name] = wireType(field as z.ZodMiniType);
   }
   return { given, assumed: assumedFields };

@@ -159,12 +159,14 @@ export const PostDeletedEventSchema = /* @__PURE__ */ postEvent('post.deleted', 
  * @group Schemas
  */
 export const UnknownWebhookEventSchema = /* @__PURE__ */ z.pipe(
-  /* @__PURE__ */ wireObject({
-    event: /* @__PURE__ */ text().check(/* @__PURE__ */ z.refine((name) => name !== '' && !KNOWN.includes(name), 'expected a non-empty event name')),
-    created_at: /* @__PURE__ */ text(),
-    data: /* @__PURE__ */ wireObject({}),
+  /* @__PURE__ */ wireObject({ event: /* @__PURE__ */ text(), created_at: /* @__PURE__ */ text(), data: /* @__PURE__ */ wireObject({}) }),
+  // The name is checked here rather than by a `z.refine` on `event`, which would cost 0.25 KB gz in `verifyWebhook`.
+  /* @__PURE__ */ z.transform((body, ctx): UnknownWebhookEvent => {
+    if (body.event === '' || KNOWN.includes(body.event)) {
+      ctx.issues.push({ code: 'custom', message: 'expected a non-empty event name this SDK does not know', input: body.event, path: ['event'] });
+    }
+    return { ...body, event: 'unknown', originalEvent: body.event };
   }),
-  /* @__PURE__ */ z.transform((body): UnknownWebhookEvent => ({ ...body, event: 'unknown', originalEvent: body.event })),
 );
 
 /**
@@ -177,7 +179,10 @@ export const UnknownWebhookEventSchema = /* @__PURE__ */ z.pipe(
  * @group Schemas
  */
 export const WebhookEventSchema = /* @__PURE__ */ z.union([
-  /* @__PURE__ */ z.discriminatedUnion('event', [PostScheduledEventSchema, PostPublishedEventSchema, PostFailedEventSchema, PostDeletedEventSchema]),
+  PostScheduledEventSchema,
+  PostPublishedEventSchema,
+  PostFailedEventSchema,
+  PostDeletedEventSchema,
   UnknownWebhookEventSchema,
 ]);
 
@@ -188,11 +193,12 @@ export const WebhookEventSchema = /* @__PURE__ */ z.union([
 export function toWebhookEvent(body: unknown): WebhookEvent {
   const result = WebhookEventSchema.safeParse(body);
   if (result.success) return result.data.event === 'unknown' ? result.data : (body as KnownWebhookEvent);
-  // The union's issue holds one list per branch: the known events', or the unknown one's.
+  // The union's issue holds one list per member, in the order of WEBHOOK_EVENT_TYPES then the unknown event's: the
+  // list of the member the event names tells what is wrong. (A plain union: `z.discriminatedUnion` costs 1 KB gz.)
   let issue = result.error.issues[0] as z.core.$ZodIssue;
-  if (issue.code === 'invalid_union' && issue.errors.length === 2) {
-    const known = KNOWN.includes((body as { event?: unknown }).event as string);
-    issue = (issue.errors[known ? 0 : 1] as z.core.$ZodIssue[])[0] as z.core.$ZodIssue;
+  if (issue.code === 'invalid_union') {
+    const known = KNOWN.indexOf((body as { event?: unknown }).event as string);
+    issue = (issue.errors[known === -1 ? KNOWN.length : known] as z.core.$ZodIssue[])[0] as z.core.$ZodIssue;
   }
   reject('invalid_event', `Signed body is not an event: ${issue.path.length === 0 ? 'not an object' : `bad ${issue.path.join('.')}`}`);
 }
