@@ -107,21 +107,21 @@ function tomorrowAt0930(): string {
  * with a time zone) required, `text` and `media_ids` optional, no other field (those go in `extraBody`). A time in
  * the past or a text too long is for the service to judge: its 422 names the field. The schema behind
  * `PostCreateParams`; each issue's message says what is wrong with the field.
- *
- * @group Schemas
  */
 export const CreatePostParamsSchema = /* @__PURE__ */ inputObject({
+  /** The accounts to publish to: at least one id. */
   account_ids: /* @__PURE__ */ idList('account id', true),
+  /** When to publish: a `Date` or an ISO 8601 string with a time zone. */
   publish_at: /* @__PURE__ */ z.custom<Date | string>(isPublishAt, { error: (issue) => publishAtProblem(issue.input) }),
+  /** The post's text. */
   text: /* @__PURE__ */ z.optional(/* @__PURE__ */ inputString()),
+  /** Ids of uploaded media to attach. */
   media_ids: /* @__PURE__ */ z.optional(/* @__PURE__ */ idList('media id', false)),
 });
 
 /**
  * What `posts.update` takes: any of the fields of `CreatePostParamsSchema`, none required. The schema behind
  * `PostUpdateParams`.
- *
- * @group Schemas
  */
 export const UpdatePostParamsSchema = /* @__PURE__ */ z.partial(CreatePostParamsSchema);
 

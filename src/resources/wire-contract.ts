@@ -24,55 +24,70 @@ export type PostStatus = 'scheduled' | 'published' | 'failed' | 'deleted' | (str
  *
  * @example
  * const post = PostSchema.parse(JSON.parse(text))
- * @group Schemas
  */
 export const PostSchema = /* @__PURE__ */ answer({
+  /** `post_…` (spec §2). */
   id: /* @__PURE__ */ text(),
+  /** The accounts the post is published to (spec §2). */
   account_ids: /* @__PURE__ */ texts(),
+  /** Assumed. ISO 8601 UTC. */
   publish_at: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
+  /** Assumed. `scheduled`, `published`, `failed` or `deleted`; another value is kept. */
   status: /* @__PURE__ */ assumed(/* @__PURE__ */ text() as z.ZodMiniType<PostStatus, PostStatus>),
+  /** Assumed. The post's text. */
   text: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
+  /** Assumed. Uploaded media attached to the post. */
   media_ids: /* @__PURE__ */ assumed(/* @__PURE__ */ texts()),
+  /** Assumed. ISO 8601 UTC. */
   created_at: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
+  /** Assumed. ISO 8601 UTC; set once published. */
   published_at: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
 });
 
 /**
  * A connected social account (spec §2: `id` required; `platform` and `name` assumed). The schema behind `Account`.
- *
- * @group Schemas
  */
 export const AccountSchema = /* @__PURE__ */ answer({
+  /** `acc_…` (spec §2). */
   id: /* @__PURE__ */ text(),
+  /** Assumed. The social network. */
   platform: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
+  /** Assumed. The account's display name. */
   name: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
 });
 
 /**
  * An uploaded file. The spec shows none of its fields: any JSON object passes. The schema behind `MediaItem`.
- *
- * @group Schemas
  */
 export const MediaItemSchema = /* @__PURE__ */ answer({
+  /** Assumed. `media_…`. */
   id: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
+  /** Assumed. The file name sent with the upload. */
   filename: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
+  /** Assumed. The MIME type sent with the upload. */
   content_type: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
+  /** Assumed. Bytes. */
   size: /* @__PURE__ */ assumed(/* @__PURE__ */ count()),
+  /** Assumed. ISO 8601 UTC. */
   created_at: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
 });
 
 /**
  * The counters of one post. The spec shows none of its fields: any JSON object passes. The schema behind
  * `PostAnalytics`.
- *
- * @group Schemas
  */
 export const PostAnalyticsSchema = /* @__PURE__ */ answer({
+  /** Assumed. The post these counters belong to. */
   post_id: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
+  /** Assumed. Times the post was shown. */
   impressions: /* @__PURE__ */ assumed(/* @__PURE__ */ count()),
+  /** Assumed. Likes. */
   likes: /* @__PURE__ */ assumed(/* @__PURE__ */ count()),
+  /** Assumed. Shares, reposts or boosts. */
   shares: /* @__PURE__ */ assumed(/* @__PURE__ */ count()),
+  /** Assumed. Replies and comments. */
   comments: /* @__PURE__ */ assumed(/* @__PURE__ */ count()),
+  /** Assumed. Clicks on the post's links. */
   clicks: /* @__PURE__ */ assumed(/* @__PURE__ */ count()),
 });
 

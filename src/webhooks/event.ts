@@ -102,64 +102,69 @@ const KNOWN: readonly string[] = WEBHOOK_EVENT_TYPES;
 /**
  * `data` of `post.scheduled`, `post.failed` and `post.deleted`: any object; `id` and `account_ids` are assumed,
  * kept as sent. The schema behind `WebhookPostData`.
- *
- * @group Schemas
  */
 export const WebhookPostDataSchema = /* @__PURE__ */ wireObject({
+  /** Post identifier (assumed). */
   id: /* @__PURE__ */ assumed(/* @__PURE__ */ text()),
+  /** Identifiers of the accounts the post targets (assumed). */
   account_ids: /* @__PURE__ */ assumed(/* @__PURE__ */ texts()),
 });
 
 /**
  * `data` of `post.published` (spec §2 and §6): `id`, `account_ids` and `published_at` required. The schema behind
  * `PostPublishedData`.
- *
- * @group Schemas
  */
 export const PostPublishedDataSchema = /* @__PURE__ */ wireObject({
+  /** Post identifier. */
   id: /* @__PURE__ */ text(),
+  /** Identifiers of the accounts the post targets. */
   account_ids: /* @__PURE__ */ texts(),
+  /** ISO 8601 UTC timestamp of publication. */
   published_at: /* @__PURE__ */ text(),
 });
 
 /** The envelope of one known event (spec §6): its name, when it happened, and its data. */
 function postEvent<const Name extends WebhookEventType, Data extends z.ZodMiniType>(name: Name, data: Data) {
-  return wireObject({ event: z.literal(name), created_at: text(), data });
+  return wireObject({
+    /** The event name. */
+    event: z.literal(name),
+    /** ISO 8601 UTC timestamp of the event. */
+    created_at: text(),
+    /** The post the event is about. */
+    data,
+  });
 }
 
 /**
  * A `post.scheduled` event. The schema behind `PostScheduledEvent`.
- *
- * @group Schemas
  */
 export const PostScheduledEventSchema = /* @__PURE__ */ postEvent('post.scheduled', WebhookPostDataSchema);
 /**
  * A `post.published` event, its data checked. The schema behind `PostPublishedEvent`.
- *
- * @group Schemas
  */
 export const PostPublishedEventSchema = /* @__PURE__ */ postEvent('post.published', PostPublishedDataSchema);
 /**
  * A `post.failed` event. The schema behind `PostFailedEvent`.
- *
- * @group Schemas
  */
 export const PostFailedEventSchema = /* @__PURE__ */ postEvent('post.failed', WebhookPostDataSchema);
 /**
  * A `post.deleted` event. The schema behind `PostDeletedEvent`.
- *
- * @group Schemas
  */
 export const PostDeletedEventSchema = /* @__PURE__ */ postEvent('post.deleted', WebhookPostDataSchema);
 
 /**
  * An event of a name this SDK does not know (non-empty), its envelope checked; parsed into an `UnknownWebhookEvent`
  * (`event: 'unknown'`, the name sent in `originalEvent`).
- *
- * @group Schemas
  */
 export const UnknownWebhookEventSchema = /* @__PURE__ */ z.pipe(
-  /* @__PURE__ */ wireObject({ event: /* @__PURE__ */ text(), created_at: /* @__PURE__ */ text(), data: /* @__PURE__ */ wireObject({}) }),
+  /* @__PURE__ */ wireObject({
+    /** The event name as the service sent it. */
+    event: /* @__PURE__ */ text(),
+    /** ISO 8601 UTC timestamp of the event. */
+    created_at: /* @__PURE__ */ text(),
+    /** The event's data, unchecked. */
+    data: /* @__PURE__ */ wireObject({}),
+  }),
   // The name is checked here rather than by a `z.refine` on `event`, which would cost 0.25 KB gz in `verifyWebhook`.
   /* @__PURE__ */ z.transform((body, ctx): UnknownWebhookEvent => {
     if (body.event === '' || KNOWN.includes(body.event)) {
@@ -176,7 +181,6 @@ export const UnknownWebhookEventSchema = /* @__PURE__ */ z.pipe(
  *
  * @example
  * const event = WebhookEventSchema.parse(JSON.parse(storedBody))
- * @group Schemas
  */
 export const WebhookEventSchema = /* @__PURE__ */ z.union([
   PostScheduledEventSchema,
