@@ -1,24 +1,22 @@
 /**
  * How a TokenSet is written to and read from one Redis string: JSON, sealed by `TokenCipher` when the store
- * has an encryption key. Both ways check the shape with the token manager's own check (`tokenSetProblem`), so a
- * foreign or corrupted value is an error, not a token set with `undefined` fields.
+ * has an encryption key (the PostgreSQL store writes the same string). Both ways check the shape with the token
+ * manager's own schema (`TokenSetSchema`), so a foreign or corrupted value is an error, not a token set with
+ * `undefined` fields.
  */
 import { refusal } from '../core/invalid-option.js';
-import { tokenSetProblem } from '../oauth/token-set.js';
+import { TokenSetSchema, tokenSetProblem } from '../oauth/token-set.js';
 import type { TokenSet } from '../oauth/types.js';
 import { StoredTokensUnreadableError } from './errors.js';
 import { isEnvelope, type TokenCipher } from './token-cipher.js';
 
-/** The fields `tokenSetProblem` checks, for the `path` of a ValidationError. */
-const FIELDS = ['accessToken', 'refreshToken', 'expiresAt', 'scopes', 'tokenType'];
-
 /** Turns tokens into the stored string. Rejects a value that is not a TokenSet before anything is written. */
 export async function encodeTokens(tokens: TokenSet, redisKey: string, cipher: TokenCipher | undefined): Promise<string> {
-  const problem = tokenSetProblem(tokens);
-  // The problem names the field and its type, never the value (a token).
-  if (problem !== undefined) {
-    const field = FIELDS.find((name) => problem.includes(name));
-    throw refusal(`set() needs a TokenSet: the value ${problem}.`, field === undefined ? ['tokens'] : ['tokens', field]);
+  const issue = TokenSetSchema.safeParse(tokens).error?.issues[0];
+  // The message names the field and its type, never the value (a token).
+  if (issue !== undefined) {
+    const field = issue.path[0];
+    throw refusal(`set() needs a TokenSet: the value ${issue.message}.`, typeof field === 'string' ? ['tokens', field] : ['tokens']);
   }
   // Every field is kept, those it does not know too: a newer SDK's fields survive a round trip through an older process.
   const json = JSON.stringify(tokens);
