@@ -99,6 +99,26 @@ describe('postsched mock', () => {
     expect(((await answer.json()) as { expires_in: number }).expires_in).toBe(60);
   });
 
+  it('--refresh-policy static keeps the refresh token; an unknown policy is refused, naming the ones it takes', async () => {
+    const started = await startMock(['--refresh-policy', 'static', '--consent', 'approve']);
+    mock = started.mock;
+    const { env } = started;
+    const oauth = new OAuthClient({
+      baseUrl: env.POSTSCHED_BASE_URL as string,
+      clientId: env.POSTSCHED_CLIENT_ID as string,
+      clientSecret: env.POSTSCHED_CLIENT_SECRET as string,
+      redirectUri: env.POSTSCHED_REDIRECT_URI as string,
+    });
+    const pending = await oauth.createAuthorizationUrl({ scopes: ['posts:read'] });
+    const allowed = await fetch(pending.url, { redirect: 'manual' });
+    const tokens = await oauth.exchangeCode(allowed.headers.get('location') ?? '', pending);
+    expect((await oauth.refresh(tokens)).refreshToken).toBe(tokens.refreshToken);
+    expect((await oauth.refresh(tokens)).refreshToken).toBe(tokens.refreshToken);
+    const { code, stderr } = await runCli(['mock', '--port', '0', '--refresh-policy', 'rolling']);
+    expect(code).not.toBe(0);
+    expect(stderr).toContain('--refresh-policy must be one of rotate, reuse-detection, static, retain-until-used; got "rolling"');
+  });
+
   it('refuses a --token-ttl that is not a time, saying which forms it takes', async () => {
     const { code, stderr } = await runCli(['mock', '--port', '0', '--token-ttl', '60 seconds']);
     expect(code).not.toBe(0);
