@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OAuthClient } from '@postsched/sdk';
 import { createFakeService, type FakeServiceOptions } from '@postsched/sdk/testing';
-import { CLIENT, form, type Harness, login, MODES, start } from './helpers.js';
+import { CLIENT, type Harness, login, MODES, refreshRequest, start } from './helpers.js';
 
 describe.each(MODES)('after-commit faults on /oauth/token over %s', (mode) => {
   let h: Harness;
@@ -14,11 +14,7 @@ describe.each(MODES)('after-commit faults on /oauth/token over %s', (mode) => {
     h = await start(mode, options);
     return login(h);
   };
-  const refresh = (refreshToken: string, signal?: AbortSignal) =>
-    h.call('/oauth/token', {
-      ...form({ grant_type: 'refresh_token', client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret, refresh_token: refreshToken }),
-      ...(signal === undefined ? {} : { signal }),
-    });
+  const refresh = (refreshToken: string, signal?: AbortSignal) => refreshRequest(h, refreshToken, {}, signal);
   /** Waits until the fake has received `n` token requests (the fault holds them; nothing here times anything). */
   const received = (n: number) => vi.waitFor(() => expect(h.fake.stats.requests['POST /oauth/token']).toBe(n));
   /** Waits until the service has acted on `n` token requests of the grant of `token` (code exchange included). */

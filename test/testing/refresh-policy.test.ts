@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { OAuthClient, ValidationError } from '@postsched/sdk';
 import { createFakeService, type FakeServiceOptions } from '@postsched/sdk/testing';
-import { bearer, CLIENT, form, type Harness, login, MODES, start } from './helpers.js';
+import { bearer, CLIENT, type Harness, login, MODES, refreshRequest, start } from './helpers.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -19,10 +19,7 @@ describe.each(MODES)('refresh policies over %s', (mode) => {
   };
   /** One refresh with plain fetch: the status, and the answer's body. */
   const refresh = async (refreshToken: string) => {
-    const res = await h.call(
-      '/oauth/token',
-      form({ grant_type: 'refresh_token', client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret, refresh_token: refreshToken }),
-    );
+    const res = await refreshRequest(h, refreshToken);
     const body = (await res.json()) as Record<string, string | number>;
     return { status: res.status, error: body['error'], refreshToken: body['refresh_token'] as string, accessToken: body['access_token'] as string, expiresIn: body['expires_in'] };
   };
