@@ -121,7 +121,7 @@ export type { WebhookEventType };
  *   every refresh and access token of that authorization is refused from then on (RFC 9700 §4.14.2).
  * - `overlapMs`: with `'rotate'`, a rotated-out refresh token stays valid for this long after its rotation.
  * - `grantLifetimeMs`: the grant ends this long after the user's consent: from then on every refresh is refused
- *   (`invalid_grant`), and no access token outlives it (in its last hour an answer's `expires_in` is shorter).
+ *   (`invalid_grant`), and no access token outlives it (near the end, `expires_in` is cut short).
  * - `idleLifetimeMs`: a refresh token not used for this long (since it was issued or last accepted) is refused.
  *
  * Every count is in milliseconds of the fake's clock (`fake.clock.advance`), so no test waits for real.
