@@ -1,0 +1,31 @@
+/**
+ * The MCP server of `postsched mcp`: the tools of `@postsched/sdk/tools`, listed with their own JSON Schemas (the
+ * subset every client accepts) and called through `execute`, so that the listing is exactly what the tests check.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { PostschedTool } from '../tools/define.js';
+
+/** An MCP server offering `tools` (connect it to a transport). */
+export function toolsServer(tools: readonly PostschedTool[], version: string): Server {
+  const server = new Server({ name: 'postsched', title: 'Post Scheduling Service', version }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: tools.map((tool) => ({
+      name: tool.name,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: tool.jsonSchema,
+      annotations: { title: tool.title, ...tool.annotations },
+    })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const tool = tools.find((t) => t.name === request.params.name);
+    if (tool === undefined) {
+      const text = `Unknown tool ${JSON.stringify(request.params.name.slice(0, 64))}; this server offers ${tools.map((t) => t.name).join(', ')}.`;
+      return { isError: true, content: [{ type: 'text', text }] };
+    }
+    const result = await tool.execute(request.params.arguments ?? {}, { signal: extra.signal });
+    return { isError: result.isError, content: [{ type: 'text', text: result.text }], structuredContent: result.data };
+  });
+  return server;
+}
