@@ -9,6 +9,8 @@ import { toolsServer } from '../../src/cli/mcp-server.js';
 export interface ToolsHarness {
   fake: FakeService;
   client: PostSched;
+  /** The client's access token. */
+  token: string;
   /** Requests that reached the fake, `"METHOD /path"`. */
   sent: string[];
   /** The next POST /posts is handled by the fake, then its answer is lost (the connection drops). */
@@ -28,7 +30,7 @@ export async function toolsHarness(options: PostschedToolsOptions = {}): Promise
     maxRetries: 0,
     fetch: async (input, init) => {
       const request = new Request(input, init);
-      sent.push(`${request.method} ${new URL(request.url).pathname.replace(new URL(fake.baseUrl).pathname, '')}`);
+      sent.push(`${request.method} ${new URL(request.url).pathname.slice(new URL(fake.baseUrl).pathname.replace(/\/$/, '').length)}`);
       const response = await fake.handler(request);
       if (drop && request.method === 'POST' && request.url.endsWith('/posts')) {
         drop = false;
@@ -45,6 +47,7 @@ export async function toolsHarness(options: PostschedToolsOptions = {}): Promise
   return {
     fake,
     client,
+    token: access_token,
     sent,
     dropNextCreateAnswer: () => (drop = true),
     mcp,
