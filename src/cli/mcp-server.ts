@@ -2,12 +2,25 @@
  * The MCP server of `postsched mcp`: the tools of `@postsched/sdk/tools`, listed with their own JSON Schemas (the
  * subset every client accepts) and called through `execute`, so that the listing is exactly what the tests check.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { PostschedTool } from '../tools/define.js';
+import { CliError } from './command.js';
+
+/** The MCP SDK, an optional peer: loaded when `postsched mcp` runs, so that the other commands work without it. */
+export async function mcpSdk() {
+  try {
+    const [{ Server }, types] = await Promise.all([import('@modelcontextprotocol/sdk/server/index.js'), import('@modelcontextprotocol/sdk/types.js')]);
+    return { Server, ...types };
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code === 'ERR_MODULE_NOT_FOUND') throw new CliError('needs the MCP SDK: npm install @modelcontextprotocol/sdk');
+    throw error;
+  }
+}
 
 /** An MCP server offering `tools` (connect it to a transport). */
-export function toolsServer(tools: readonly PostschedTool[], version: string): Server {
+export async function toolsServer(tools: readonly PostschedTool[], version: string): Promise<Server> {
+  const { Server, CallToolRequestSchema, ListToolsRequestSchema } = await mcpSdk();
   const server = new Server({ name: 'postsched', title: 'Post Scheduling Service', version }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: tools.map((tool) => ({

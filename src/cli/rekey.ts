@@ -12,7 +12,7 @@ import { rotateTokenEncryption } from '../redis/rotate-token-encryption.js';
 import type { EncryptionKey } from '../redis/token-cipher.js';
 import { aborted, CliError, type Command, EXIT, networkError, parse, required, UsageError } from './command.js';
 
-const KEYRING_VAR = 'POSTSCHED_TOKEN_KEYRING';
+export const KEYRING_VAR = 'POSTSCHED_TOKEN_KEYRING';
 
 const HELP = `Usage: postsched rekey --match <pattern> [options]
        postsched rekey --postgres-url <url> [--table <name>] [--dry-run]
@@ -84,7 +84,7 @@ export const rekeyCommand: Command = {
 };
 
 /** The keyring's JSON; a `UsageError` that never shows the text (it holds keys). The cipher checks the keys. */
-function parseKeyring(text: string): EncryptionKey {
+export function parseKeyring(text: string): EncryptionKey {
   try {
     return JSON.parse(text) as EncryptionKey;
   } catch {
@@ -93,7 +93,7 @@ function parseKeyring(text: string): EncryptionKey {
 }
 
 /** A node-postgres pool of one connection (each statement takes and gives it back; connection errors are typed). */
-async function connectPostgres(url: string): Promise<{ client: PgPoolLike; close(): void }> {
+export async function connectPostgres(url: string): Promise<{ client: PgPoolLike; close(): void }> {
   let Pool: typeof import('pg').Pool;
   try {
     ({ Pool } = (await import('pg')).default);
@@ -107,7 +107,7 @@ async function connectPostgres(url: string): Promise<{ client: PgPoolLike; close
 }
 
 /** An ioredis client, connected (the CLI's client, whichever one the app uses: the stored values are the same). */
-async function connect(url: string): Promise<{ client: RedisClientLike; close(): void }> {
+export async function connect(url: string): Promise<{ client: RedisClientLike; close(): void }> {
   let Redis: typeof import('ioredis').Redis;
   try {
     ({ Redis } = await import('ioredis'));

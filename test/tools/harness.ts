@@ -39,7 +39,7 @@ export async function toolsHarness(options: PostschedToolsOptions = {}): Promise
       return response;
     },
   });
-  const server = toolsServer(postschedTools(client, options), 'test');
+  const server = await toolsServer(postschedTools(client, options), 'test');
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const mcp = new Client({ name: 'test', version: '1' });
