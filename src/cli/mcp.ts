@@ -4,6 +4,7 @@
  * app's Redis or PostgreSQL store (`--user`); refresh and locking go through `UserClients`, as in any app. The MCP
  * client's own credentials (an `Authorization` header over HTTP) are never read, let alone sent to the service.
  */
+import { lookup } from 'node:dns/promises';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
@@ -90,7 +91,7 @@ export const mcpCommand: Command = {
         redirectUri: MOCK_DEFAULTS.redirectUris[1], // unused: this command only refreshes
       });
       const users = new UserClients({ oauth, baseUrl, store: () => store.store });
-      tools = choose(postschedTools(users.client(user ?? 'postsched-mcp'), { allow }), values.tools, values['exclude-tools']);
+      tools = choose(postschedTools(users.client(user ?? 'postsched-mcp'), { allow, media: { lookup: resolveHost } }), values.tools, values['exclude-tools']);
     } catch (error) {
       store.close();
       if (error instanceof ValidationError) throw new UsageError(error.message);
@@ -120,6 +121,9 @@ export const mcpCommand: Command = {
     }
   },
 };
+
+/** A host's addresses, so that upload_media_from_url refuses a public name that points at a private address. */
+const resolveHost = async (hostname: string) => (await lookup(hostname, { all: true })).map((a) => a.address);
 
 function list(value: string): string[] {
   return [...new Set(value.split(/[\s,]+/).filter((s) => s !== ''))];
