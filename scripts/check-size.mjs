@@ -220,7 +220,10 @@ const rows = [
   // The agent tools (issue 41): their own entry, so the main entry does not grow. They hold zod's JSON Schema
   // converter (the tools' JSON Schemas are made from their zod schemas when the toolset is made), the post input
   // schema they compose, the schedule code (atLocalTime, weeklySlots) and the Web Crypto HMAC of the webhooks.
-  { label: 'tools entry (export *)', file: 'dist/tools/index.js', ceiling: 99 * KB },
+  // Measured 89.88 KB gz on top of branch i38-zod, whose every entry already carries all of zod's core and locales
+  // (about 80 KB gz: `new z.core.$ZodError` in src/resources/validate.ts keeps the whole `z.core` namespace); 24.4 KB gz
+  // for src/tools/index.ts bundled alone once that is fixed. Lower this ceiling then.
+  { label: 'tools entry (export *)', file: 'dist/tools/index.js', ceiling: 89.95 * KB },
   // The Redis entry (issue 28: reported, no target yet). Node-only (`node:async_hooks`): bundled for the node platform,
   // as a server bundle would be, Node's modules left as imports. It holds the token manager's kernel it shares with
   // the main entry (errors, the token-set checks, the option reader), so a server app that imports both pays it once.
