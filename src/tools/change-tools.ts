@@ -9,7 +9,7 @@ import type { PostSched } from '../client.js';
 import { CreatePostParamsSchema } from '../resources/posts.js';
 import { defineTool, ToolRefusal, type CallOptions, type PostschedTool, type ToolOutput } from './define.js';
 import { downloadMedia, type MediaDownloadOptions } from './fetch-media.js';
-import { compactPost } from './read-tools.js';
+import { compactPost, POST_ID_HELP, postIdField } from './read-tools.js';
 import type { Seal } from './seal.js';
 import { echoTime, resolveTime, TIME_HELP, ZONE_HELP } from './times.js';
 
@@ -25,7 +25,6 @@ const postFields = {
   publish_at: `When to publish: ${TIME_HELP}`,
   time_zone: ZONE_HELP,
 };
-const postId = z.string().check(z.minLength(1, 'must be a non-empty post id.'));
 const confirmation = z.optional(z.string());
 const CONFIRMATION_HELP =
   'Leave out to preview the action: the answer holds the confirmation. Pass it only after the user approved that preview.';
@@ -111,8 +110,8 @@ export function changeTools(client: PostSched, seal: Seal, media: MediaDownloadO
       description: `Moves a scheduled post to another publication time. Two steps: without confirmation it previews; ${CONFIRMATION_HELP}`,
       access: 'destructive',
       idempotent: true,
-      input: z.strictObject({ post_id: postId, publish_at: z.string(), time_zone: z.optional(z.string()), confirmation }),
-      fields: { post_id: 'The post\'s id (post_…).', publish_at: `The new time: ${TIME_HELP}`, time_zone: ZONE_HELP, confirmation: CONFIRMATION_HELP },
+      input: z.strictObject({ post_id: postIdField(), publish_at: z.string(), time_zone: z.optional(z.string()), confirmation }),
+      fields: { post_id: POST_ID_HELP, publish_at: `The new time: ${TIME_HELP}`, time_zone: ZONE_HELP, confirmation: CONFIRMATION_HELP },
       async run({ post_id, publish_at, time_zone, confirmation: given }, opts) {
         const instant = resolveTime('publish_at', publish_at, time_zone);
         const action = { post_id, publish_at: instant.toISOString() };
@@ -128,8 +127,8 @@ export function changeTools(client: PostSched, seal: Seal, media: MediaDownloadO
       description: `Stops a scheduled post from being published (its status becomes deleted). Two steps: without confirmation it previews; ${CONFIRMATION_HELP}`,
       access: 'destructive',
       idempotent: true,
-      input: z.strictObject({ post_id: postId, confirmation }),
-      fields: { post_id: 'The post\'s id (post_…).', confirmation: CONFIRMATION_HELP },
+      input: z.strictObject({ post_id: postIdField(), confirmation }),
+      fields: { post_id: POST_ID_HELP, confirmation: CONFIRMATION_HELP },
       async run({ post_id, confirmation: given }, opts) {
         return guarded('cancel_post', { post_id }, given, opts, async () => {
           const post = await client.posts.get(post_id, opts);
@@ -145,8 +144,8 @@ export function changeTools(client: PostSched, seal: Seal, media: MediaDownloadO
       description: `Deletes a post (DELETE /posts/{id}; the service refuses one already published). Two steps: without confirmation it previews; ${CONFIRMATION_HELP}`,
       access: 'destructive',
       idempotent: true,
-      input: z.strictObject({ post_id: postId, confirmation }),
-      fields: { post_id: 'The post\'s id (post_…).', confirmation: CONFIRMATION_HELP },
+      input: z.strictObject({ post_id: postIdField(), confirmation }),
+      fields: { post_id: POST_ID_HELP, confirmation: CONFIRMATION_HELP },
       async run({ post_id, confirmation: given }, opts) {
         return guarded('delete_post', { post_id }, given, opts, async () => {
           await client.posts.delete(post_id, opts);

@@ -11,6 +11,10 @@ const id = (what: string) => z.string().check(z.minLength(1, `must be a non-empt
 const pageLimit = () => z.optional(z.int().check(z.minimum(1), z.maximum(50)));
 const PREVIEW_CHARS = 280;
 
+/** The `post_id` field of every tool that takes one. */
+export const postIdField = () => id('post id');
+export const POST_ID_HELP = 'The post\'s id (post_…).';
+
 /** A post in few tokens: what a list needs, the text cut. */
 export function compactPost(post: Post): Record<string, unknown> {
   const text = typeof post.text === 'string' && post.text.length > PREVIEW_CHARS ? `${post.text.slice(0, PREVIEW_CHARS)}…` : post.text;
@@ -81,8 +85,8 @@ export function readTools(client: PostSched): PostschedTool[] {
       description: 'One post, whole: its status, publication time, target accounts, text and media.',
       access: 'read',
       idempotent: true,
-      input: z.strictObject({ post_id: id('post id') }),
-      fields: { post_id: 'The post\'s id (post_…).' },
+      input: z.strictObject({ post_id: postIdField() }),
+      fields: { post_id: POST_ID_HELP },
       async run({ post_id }, opts) {
         return { summary: `Post ${post_id}.`, untrusted: { post: await client.posts.get(post_id, opts) } };
       },
@@ -93,8 +97,8 @@ export function readTools(client: PostSched): PostschedTool[] {
       description: 'The counters of one published post (impressions, likes, shares, comments, clicks, as the service gives them).',
       access: 'read',
       idempotent: true,
-      input: z.strictObject({ post_id: id('post id') }),
-      fields: { post_id: 'The post\'s id (post_…).' },
+      input: z.strictObject({ post_id: postIdField() }),
+      fields: { post_id: POST_ID_HELP },
       async run({ post_id }, opts) {
         return { summary: `Analytics of post ${post_id}.`, untrusted: { analytics: await client.analytics.getPost(post_id, opts) } };
       },
