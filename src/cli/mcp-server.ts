@@ -37,7 +37,24 @@ export async function toolsServer(tools: readonly PostschedTool[], version: stri
       const text = `Unknown tool ${JSON.stringify(request.params.name.slice(0, 64))}; this server offers ${tools.map((t) => t.name).join(', ')}.`;
       return { isError: true, content: [{ type: 'text', text }] };
     }
-    const result = await tool.execute(request.params.arguments ?? {}, { signal: extra.signal });
+    const input = request.params.arguments ?? {};
+    let result = await tool.execute(input, { signal: extra.signal });
+    const confirmation = result.data.preview === true ? result.data.confirmation : undefined;
+    if (typeof confirmation === 'string' && server.getClientCapabilities()?.elicitation !== undefined) {
+      // The user approves the preview in the client's own prompt, where the client supports it. Never relied on:
+      // elsewhere the model shows the preview and comes back with the confirmation.
+      const answer = await server
+        .elicitInput(
+          {
+            message: `Approve ${tool.name} ${JSON.stringify(result.data.action)}? The post now: ${JSON.stringify(result.data.untrusted_data)}`,
+            requestedSchema: { type: 'object', properties: { approve: { type: 'boolean', title: `Run ${tool.name}` } }, required: ['approve'] },
+          },
+          { signal: extra.signal },
+        )
+        .catch(() => undefined); // no answer: the preview stands
+      if (answer?.action === 'accept' && answer.content?.approve === true) result = await tool.execute({ ...input, confirmation }, { signal: extra.signal });
+      else if (answer !== undefined) return { isError: true, content: [{ type: 'text', text: `The user did not approve ${tool.name} in the client's prompt: nothing was done. Do not retry unless they ask.` }] };
+    }
     return { isError: result.isError, content: [{ type: 'text', text: result.text }], structuredContent: result.data };
   });
   return server;

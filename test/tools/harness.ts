@@ -1,6 +1,7 @@
 /** A user's client against the fake, the tools over it, and an in-process MCP client talking to `postsched mcp`'s server. */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { PostSched } from '@postsched/sdk';
 import { createFakeService, type FakeService } from '@postsched/sdk/testing';
 import { postschedTools, type PostschedToolsOptions } from '@postsched/sdk/tools';
@@ -19,7 +20,10 @@ export interface ToolsHarness {
   close(): Promise<void>;
 }
 
-export async function toolsHarness(options: PostschedToolsOptions = {}): Promise<ToolsHarness> {
+/** How the in-process MCP client answers an elicitation (the client then declares the capability). */
+export type Elicit = () => { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, boolean> };
+
+export async function toolsHarness(options: PostschedToolsOptions = {}, elicit?: Elicit): Promise<ToolsHarness> {
   const fake = createFakeService();
   const { access_token } = fake.issueTokens();
   const sent: string[] = [];
@@ -42,7 +46,8 @@ export async function toolsHarness(options: PostschedToolsOptions = {}): Promise
   const server = await toolsServer(postschedTools(client, options), 'test');
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
-  const mcp = new Client({ name: 'test', version: '1' });
+  const mcp = new Client({ name: 'test', version: '1' }, elicit === undefined ? {} : { capabilities: { elicitation: {} } });
+  if (elicit !== undefined) mcp.setRequestHandler(ElicitRequestSchema, elicit);
   await mcp.connect(clientSide);
   return {
     fake,

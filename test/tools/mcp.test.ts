@@ -122,4 +122,21 @@ describe('postsched mcp, through an MCP client', () => {
     await h.mcp.callTool({ name: 'schedule_post', arguments: { ...args, request_id: 'second' } });
     expect(h.fake.stats.postsCreated).toBe(2);
   });
+
+  it('asks the user through elicitation where the client supports it: approved, the action runs; declined, nothing is sent', async () => {
+    for (const [answer, status, deletes] of [
+      [{ action: 'accept', content: { approve: true } }, 'deleted', 1],
+      [{ action: 'accept', content: { approve: false } }, 'scheduled', 0],
+      [{ action: 'decline' }, 'scheduled', 0],
+    ] as const) {
+      h = await toolsHarness({ allow: ['read', 'destructive'] }, () => answer);
+      const post = await h.client.posts.create({ account_ids: ['acc_demo_x'], publish_at: '2031-01-01T09:00:00Z' });
+      const result = await h.mcp.callTool({ name: 'cancel_post', arguments: { post_id: post.id } });
+      expect(result.isError, text(result)).toBe(deletes === 0);
+      expect(h.sent.filter((r) => r.startsWith('DELETE'))).toHaveLength(deletes);
+      expect(h.fake.getPost(post.id)?.status).toBe(status);
+      await h.close();
+    }
+    h = undefined as unknown as ToolsHarness;
+  });
 });
