@@ -72,6 +72,10 @@ describe('postsched mcp, through an MCP client', () => {
     expect((await call('list_posts', { status: 'scheduled', limit: 10 })).untrusted_data.posts).toHaveLength(2);
     const filtered = await call('list_posts', { account_id: 'acc_demo_x', from: '2031-01-01T00:00:00Z', to: '2031-01-31T00:00:00+01:00' });
     expect(filtered.untrusted_data.posts.map((p: { id: string }) => p.id)).toEqual([post.id]);
+    const first = await call('list_posts', { limit: 1 });
+    const second = await call('list_posts', { limit: 1, cursor: first.next_cursor });
+    expect([...first.untrusted_data.posts, ...second.untrusted_data.posts].map((p: { id: string }) => p.id).sort()).toHaveLength(2);
+    expect(second.untrusted_data.posts[0].id).not.toBe(first.untrusted_data.posts[0].id);
     expect((await call('get_post', { post_id: post.id })).untrusted_data.post.text).toBe('Hello');
     expect(await call('get_post_analytics', { post_id: post.id })).toHaveProperty('untrusted_data.analytics');
     const slot = await call('next_slot', { time_zone: 'Europe/Berlin', days: ['mon'], times: ['09:00'], after: '2031-03-26T12:00:00Z' });
