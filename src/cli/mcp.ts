@@ -36,8 +36,10 @@ The user:
   --tokens <file>         The TokenSet "postsched login" saved (default tokens.json); refreshed tokens
                           are written back to it
   --user <id>             Or: this user of the app's token store, with --redis-url or --postgres-url
-  --redis-url <url>       RedisTokenStore's server; --key <template> (default postsched:tokens:{user})
-  --postgres-url <url>    PostgresTokenStore's database; --key as above, --table (default postsched_tokens)
+  --redis-url <url>       RedisTokenStore's server
+  --postgres-url <url>    PostgresTokenStore's database; --table (default postsched_tokens)
+  --key <key>             The store's key of that user, as your app names it (default
+                          postsched:tokens:{<id>})
                           The store's encryption keyring comes from $${KEYRING_VAR} when set.
   --base-url <url>        The service ($POSTSCHED_BASE_URL)
   --client-id <id>        Your app's client id ($POSTSCHED_CLIENT_ID), for refreshing
@@ -142,11 +144,11 @@ function choose(tools: PostschedTool[], only: string | undefined, exclude: strin
 /** The user's store: the login file, or the app's Redis or PostgreSQL store. */
 async function openStore(values: Record<string, string | boolean | undefined>, user: string | undefined, env: NodeJS.ProcessEnv): Promise<{ store: TokenStore; close(): void }> {
   if (user === undefined) return { store: fileStore(resolve((values.tokens as string | undefined) ?? 'tokens.json')), close: () => {} };
-  const key = ((values.key as string | undefined) ?? 'postsched:tokens:{user}').replaceAll('{user}', user);
+  const key = (values.key as string | undefined) ?? `postsched:tokens:{${user}}`;
   const keyring = env[KEYRING_VAR] === undefined ? {} : { encryptionKey: parseKeyring(env[KEYRING_VAR]) };
   if (values['redis-url'] !== undefined) {
     const redis = await connect(values['redis-url'] as string);
-    return { store: new RedisTokenStore({ redis: redis.client as RedisClientLike, key: key.includes('{') ? key : `{${key}}`, ...keyring }), close: redis.close };
+    return { store: new RedisTokenStore({ redis: redis.client as RedisClientLike, key, ...keyring }), close: redis.close };
   }
   const pg = await connectPostgres(values['postgres-url'] as string);
   const table = values.table === undefined ? {} : { table: values.table as string };

@@ -10,6 +10,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFakeService, type FakeService } from '@postsched/sdk/testing';
+import { RedisTokenStore } from '@postsched/sdk/redis';
+import { Redis } from 'ioredis';
+import { type RedisServer, startRedisServer } from '../redis/redis-server.js';
 import { CLI, freePort, ROOT, runCli, type Running, startCli, stopAll } from '../support/processes.js';
 
 const APP = { clientId: 'client_mcp', clientSecret: 'secret_mcp_cli', redirectUris: ['http://127.0.0.1:8976/callback'] };
@@ -74,5 +77,34 @@ describe('postsched mcp', () => {
     expect((await runCli(['mcp', '--allow', 'read,admin', '--tokens', tokens], env)).code).toBe(2);
     expect((await runCli(['mcp', '--tools', 'nope', '--tokens', tokens], env)).stderr).toContain('no tool "nope"');
     expect((await runCli(['mcp', '--user', 'u1'], env)).stderr).toContain('--redis-url or --postgres-url');
+  });
+
+  it('--user acts for that user of the app\'s Redis store, its tokens read through UserClients', async () => {
+    let redisServer: RedisServer | undefined;
+    let redis: Redis | undefined;
+    try {
+      redisServer = await startRedisServer();
+      redis = new Redis(redisServer.url);
+      const encryptionKey = Buffer.alloc(32, 7).toString('base64');
+      await new RedisTokenStore({ redis, key: 'app:tokens:{u42}', encryptionKey }).set(fake.issueTokenSet({ clientId: APP.clientId }));
+      const keyring = JSON.stringify({ current: 'k', keys: { k: encryptionKey } });
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: ['--import', 'tsx', CLI, 'mcp', '--user', 'u42', '--redis-url', redisServer.url, '--key', 'app:tokens:{u42}'],
+        cwd: ROOT,
+        env: { ...(process.env as Record<string, string>), ...env, POSTSCHED_TOKEN_KEYRING: keyring },
+        stderr: 'pipe',
+      });
+      client = new Client({ name: 'test', version: '1' });
+      await client.connect(transport);
+      const result = await client.callTool({ name: 'list_accounts', arguments: {} });
+      expect(result.isError, JSON.stringify(result)).toBe(false);
+      expect(fake.stats.requests['GET /accounts']).toBe(1);
+    } finally {
+      await client?.close();
+      client = undefined;
+      redis?.disconnect();
+      await redisServer?.stop();
+    }
   });
 });
