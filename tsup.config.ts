@@ -14,6 +14,7 @@ const entry = {
   'redis/index': 'src/redis/index.ts',
   'postgres/index': 'src/postgres/index.ts',
   'schedule/index': 'src/schedule/index.ts',
+  'tools/index': 'src/tools/index.ts',
 };
 
 /**

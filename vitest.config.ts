@@ -27,6 +27,7 @@ export default defineConfig({
       { find: /^@postsched\/sdk\/redis$/, replacement: src('redis/index.ts') },
       { find: /^@postsched\/sdk\/postgres$/, replacement: src('postgres/index.ts') },
       { find: /^@postsched\/sdk\/schedule$/, replacement: src('schedule/index.ts') },
+      { find: /^@postsched\/sdk\/tools$/, replacement: src('tools/index.ts') },
     ],
   },
   test: {

@@ -18,10 +18,11 @@ const MODULES = {
   redis: ['@postsched/sdk/redis', 'Tokens shared by every process through Redis (`RedisTokenStore`), webhook deduplication (`RedisWebhookDedupe`), key rotation.'],
   postgres: ['@postsched/sdk/postgres', 'Tokens in a row of your PostgreSQL database (`PostgresTokenStore`), its table, key rotation.'],
   schedule: ['@postsched/sdk/schedule', 'Wall times in the user\'s time zone turned into instants, right across DST (`atLocalTime`, `weeklySlots`).'],
+  tools: ['@postsched/sdk/tools', 'Tool definitions for AI agents (function calling and MCP), read-only unless told otherwise (`postschedTools`).'],
 };
 
 /** The order of the groups on every page. */
-const GROUP_ORDER = ['Client', 'OAuth and tokens', 'Stores', 'Rate limits', 'Webhooks', 'Schedule', 'Testing', 'Errors', 'Types', 'Schemas'];
+const GROUP_ORDER = ['Client', 'OAuth and tokens', 'Stores', 'Rate limits', 'Webhooks', 'Schedule', 'Agent tools', 'Testing', 'Errors', 'Types', 'Schemas'];
 
 /** Per module: group → names, the first ones first. Unlisted classes named `…Error` go to Errors. */
 const GROUPS = {
@@ -57,6 +58,9 @@ const GROUPS = {
   },
   '@postsched/sdk/schedule': {
     Schedule: ['atLocalTime', 'weeklySlots', 'AtLocalTimeOptions', 'WeeklySlotsOptions', 'Disambiguation', 'Weekday'],
+  },
+  '@postsched/sdk/tools': {
+    'Agent tools': ['postschedTools', 'PostschedToolsOptions', 'PostschedTool', 'ToolResult', 'ToolCallOptions', 'ToolAnnotations', 'ToolJsonSchema', 'ToolAccess', 'MediaDownloadOptions'],
   },
 };
 const HIDDEN_STATICS = new Set(['[hasInstance]']);

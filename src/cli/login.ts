@@ -180,7 +180,7 @@ function parseScopes(value: string | undefined): Scope[] {
 }
 
 /** Writes the TokenSet atomically (temp file + rename) with mode 0600 from the first byte; makes its folder (0700). */
-async function saveTokens(path: string, tokens: TokenSet): Promise<void> {
+export async function saveTokens(path: string, tokens: TokenSet): Promise<void> {
   const temp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   try {
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });

@@ -6,11 +6,12 @@ import { readFileSync } from 'node:fs';
 import { PostSchedError } from '../core/base-error.js';
 import { CliError, type Command, type CommandContext, EXIT, UsageError } from './command.js';
 import { loginCommand } from './login.js';
+import { mcpCommand } from './mcp.js';
 import { mockCommand } from './mock.js';
 import { rekeyCommand } from './rekey.js';
 import { triggerCommand } from './trigger.js';
 
-const COMMANDS: readonly Command[] = [mockCommand, triggerCommand, loginCommand, rekeyCommand];
+const COMMANDS: readonly Command[] = [mockCommand, triggerCommand, loginCommand, rekeyCommand, mcpCommand];
 
 const HELP = `Usage: postsched <command> [options]
 

@@ -13,7 +13,7 @@ import type { EncryptionKey, EncryptionKeyring } from '../redis/token-cipher.js'
 import { unreadableProblem } from '../redis/token-rotation.js';
 import { aborted, CliError, type Command, EXIT, networkError, parse, required, UsageError } from './command.js';
 
-const KEYRING_VAR = 'POSTSCHED_TOKEN_KEYRING';
+export const KEYRING_VAR = 'POSTSCHED_TOKEN_KEYRING';
 
 const HELP = `Usage: postsched rekey --match <pattern> [options]
        postsched rekey --postgres-url <url> [--table <name>] [--dry-run]
@@ -89,7 +89,7 @@ export const rekeyCommand: Command = {
 };
 
 /** The keyring's JSON; a `UsageError` that never shows the text (it holds keys). The cipher checks the keys. */
-function parseKeyring(text: string): EncryptionKey {
+export function parseKeyring(text: string): EncryptionKey {
   try {
     return JSON.parse(text) as EncryptionKey;
   } catch {
@@ -98,7 +98,7 @@ function parseKeyring(text: string): EncryptionKey {
 }
 
 /** A node-postgres pool of one connection (each statement takes and gives it back; connection errors are typed). */
-async function connectPostgres(url: string): Promise<{ client: PgPoolLike; close(): void }> {
+export async function connectPostgres(url: string): Promise<{ client: PgPoolLike; close(): void }> {
   let Pool: typeof import('pg').Pool;
   try {
     ({ Pool } = (await import('pg')).default);
@@ -112,7 +112,7 @@ async function connectPostgres(url: string): Promise<{ client: PgPoolLike; close
 }
 
 /** An ioredis client, connected (the CLI's client, whichever one the app uses: the stored values are the same). */
-async function connect(url: string): Promise<{ client: RedisClientLike; close(): void }> {
+export async function connect(url: string): Promise<{ client: RedisClientLike; close(): void }> {
   let Redis: typeof import('ioredis').Redis;
   try {
     ({ Redis } = await import('ioredis'));

@@ -21,7 +21,8 @@ export type { PostStatus } from './wire-contract.js';
  */
 export type PostStatusFilter = 'scheduled' | 'published' | 'failed' | 'deleted';
 
-const STATUS_FILTERS = ['scheduled', 'published', 'failed', 'deleted'] as const satisfies readonly PostStatusFilter[];
+/** The statuses `posts.list` filters on, for checks and tools. @internal */
+export const STATUS_FILTERS = ['scheduled', 'published', 'failed', 'deleted'] as const satisfies readonly PostStatusFilter[];
 
 /**
  * A post, as the service returns it. `id` and `account_ids` are given by the spec and always there; every other

@@ -32,7 +32,7 @@ describe('postsched', () => {
   });
 
   it.each([
-    [['deploy'], /^postsched: unknown command "deploy"\. Commands: mock, trigger, login, rekey\./],
+    [['deploy'], /^postsched: unknown command "deploy"\. Commands: mock, trigger, login, rekey, mcp\./],
     [['mock', '--prot', '1'], /^postsched mock: Unknown option '--prot'\nRun "postsched mock --help" for its options\.\n$/],
     [['mock', '--port', 'eighty'], /^postsched mock: --port must be a port number from 0 to 65535; got "eighty"/],
     [['mock', '--profile', 'everything'], /^postsched mock: --profile must be one of full, minimal, noisy; got "everything"/],
