@@ -112,13 +112,14 @@ function typecheck(checked: Block[]): Map<Block, string[]> {
     baseUrl: ROOT,
     // The Node entries, as a user's Node project resolves them (package.json "exports", condition `node`).
     paths: {
-      '#ky': src('http/ky.ts'),
       '@postsched/sdk': src('index.node.ts'),
       '@postsched/sdk/webhooks': src('webhooks/node.ts'),
       '@postsched/sdk/testing': src('testing/index.ts'),
       '@postsched/sdk/redis': src('redis/index.ts'),
       '@postsched/sdk/postgres': src('postgres/index.ts'),
       '@postsched/sdk/schedule': src('schedule/index.ts'),
+      '@postsched/sdk/tools': src('tools/index.ts'),
+      '@postsched/sdk/otel': src('otel/index.ts'),
     },
   });
   const found = new Map<Block, string[]>(checked.map((block) => [block, []]));
