@@ -32,6 +32,7 @@ export default defineConfig({
       { find: /^@postsched\/sdk\/redis$/, replacement: src('redis/index.ts') },
       { find: /^@postsched\/sdk\/postgres$/, replacement: src('postgres/index.ts') },
       { find: /^@postsched\/sdk\/schedule$/, replacement: src('schedule/index.ts') },
+      { find: /^@postsched\/sdk\/otel$/, replacement: src('otel/index.ts') },
     ],
   },
   test: {

@@ -20,6 +20,7 @@ import { describeNetworkError, sanitizeCause } from '../core/scrub.js';
 import { sleep, within } from '../core/time-bound.js';
 import { apiError, parse } from './answer.js';
 import { APIPromise, type PipelineResult } from './api-promise.js';
+import { publishWait, traceCall } from '../core/tracing.js';
 import { observe, retrying, type ObservedCall } from './attempt.js';
 import type { TokenSource } from './auth.js';
 import { withExtraBody, withExtraQuery } from './extra-fields.js';
@@ -73,6 +74,11 @@ export class Pipeline {
 
   async #execute<T>(specOrBuild: RequestSpec<T> | (() => RequestSpec<T>)): Promise<PipelineResult<T>> {
     const call = this.#prepare(typeof specOrBuild === 'function' ? specOrBuild() : specOrBuild);
+    // The call on `postsched:call`: its token requests and attempts happen inside it.
+    return traceCall(() => ({ method: call.method, route: call.route, origin: this.#config.origin }), () => this.#attempts(call));
+  }
+
+  async #attempts<T>(call: Call<T>): Promise<PipelineResult<T>> {
     const { signal, tokens } = call;
     const limiter = this.#config.rateLimiter;
     const key = this.#limitKey;
@@ -84,7 +90,7 @@ export class Pipeline {
       // The user's turn: at once (a Map lookup) unless the service told its calls to wait, or the requests its
       // quota allows until the reset are all taken; `window`: the quota window this call counts in (0: none).
       const turn = limiter.take(key);
-      const window = turn === GO ? 0 : await waitTurn(limiter, key, turn, call);
+      const window = turn === GO ? 0 : await waitTurn(limiter, key, turn, call, this.#config.origin);
       try {
         // The token, before the attempt's time-out starts: at hand (a fixed token, a fresh cached one) without a wait.
         const token = fresh ?? this.#tokens.peek() ?? (await tokenWait(this.#tokens.get(), call));
@@ -187,7 +193,7 @@ export class Pipeline {
   /** One attempt, numbered `attempt`, with `token` (RFC 6750 §2.1), told to every listener that is set (attempt.ts). */
   #send(call: Call<unknown>, token: string, attempt: number): Promise<Response> {
     const headers = call.headers === undefined ? this.#withToken(token) : { ...call.headers, authorization: `Bearer ${token}` };
-    return observe(this.#config, call, attempt, token, headers, () => this.#exchange(call, headers));
+    return observe(this.#config, call, attempt, token, headers, (trace) => this.#exchange(call, trace === undefined ? headers : withTraceHeaders(headers, trace)));
   }
 
   /**
@@ -248,6 +254,13 @@ export class Pipeline {
   }
 }
 
+/** `headers` with a trace subscriber's `traceparent` … (tracing.ts), never one that replaces the credentials. */
+function withTraceHeaders(headers: Readonly<Record<string, string>>, trace: Readonly<Record<string, string>>): Record<string, string> {
+  const sent = { ...headers };
+  for (const [name, value] of Object.entries(trace)) if (name.toLowerCase() !== 'authorization') sent[name.toLowerCase()] = value;
+  return sent;
+}
+
 /** `url` with the query's defined parameters, as ky's `searchParams` would add them. */
 function withQuery(url: string, query: Record<string, string | number | boolean | undefined> | undefined): string {
   if (query === undefined) return url;
@@ -274,16 +287,19 @@ function jsonText(value: unknown, extraBody: unknown): string {
  * `maxRetryAfterMs`; else the wait (plus its random spread), then the turn asked again. Ended by the caller's signal;
  * counted in the key's `queued`. Resolves with the quota window of the turn taken.
  */
-async function waitTurn(limiter: RateLimiter, key: string, first: Turn | Promise<Turn>, { signal, rules }: Call<unknown>): Promise<number> {
+async function waitTurn(limiter: RateLimiter, key: string, first: Turn | Promise<Turn>, call: Call<unknown>, origin: string): Promise<number> {
+  const { signal, rules } = call;
   for (let turn = await first; ; turn = await limiter.take(key)) {
     const ms = turn.waitMs;
     if (ms <= 0) return turn.window;
     if (ms > rules.maxRetryAfterMs) {
       throw new RateLimitError(429, undefined, new Headers(), `Rate limited: the service asked to wait ${Math.ceil(ms / 1000)} s, longer than maxRetryAfterMs (${rules.maxRetryAfterMs} ms); nothing was sent. Try again after error.retryAt.`, ms);
     }
+    const waitMs = ms + Math.random() * turn.spreadMs;
+    publishWait(() => ({ method: call.method, route: call.route, origin, waitMs }));
     limiter.queue(key, 1);
     try {
-      await sleep(ms + Math.random() * turn.spreadMs, signal);
+      await sleep(waitMs, signal);
     } finally {
       limiter.queue(key, -1);
     }
