@@ -15,6 +15,8 @@ const entry = {
   'redis/index': 'src/redis/index.ts',
   'postgres/index': 'src/postgres/index.ts',
   'schedule/index': 'src/schedule/index.ts',
+  // Node, Bun, Deno: `@opentelemetry/api` (a peer dependency, so never bundled) and `node:diagnostics_channel`.
+  'otel/index': 'src/otel/index.ts',
 };
 
 /**

@@ -18,19 +18,21 @@ const MODULES = {
   redis: ['@postsched/sdk/redis', 'Tokens shared by every process through Redis (`RedisTokenStore`), webhook deduplication (`RedisWebhookDedupe`), key rotation.'],
   postgres: ['@postsched/sdk/postgres', 'Tokens in a row of your PostgreSQL database (`PostgresTokenStore`), its table, key rotation.'],
   schedule: ['@postsched/sdk/schedule', 'Wall times in the user\'s time zone turned into instants, right across DST (`atLocalTime`, `weeklySlots`).'],
+  otel: ['@postsched/sdk/otel', 'The SDK in OpenTelemetry traces and metrics (`PostSchedInstrumentation`).'],
 };
 
 /** The order of the groups on every page. */
-const GROUP_ORDER = ['Client', 'OAuth and tokens', 'Stores', 'Rate limits', 'Webhooks', 'Schedule', 'Testing', 'Errors', 'Types'];
+const GROUP_ORDER = ['Client', 'OAuth and tokens', 'Stores', 'Rate limits', 'Webhooks', 'Schedule', 'Observability', 'Testing', 'Errors', 'Types'];
 
 /** Per module: group → names, the first ones first. Unlisted classes named `…Error` go to Errors. */
 const GROUPS = {
   '@postsched/sdk': {
-    Client: ['PostSched', 'UserClients', 'RateLimiter', 'PostSchedOptions', 'UserClientsOptions', 'RateLimiterOptions', 'RateLimitEvent', 'RateLimitState', 'APIPromise', 'Paginator', 'Posts', 'Accounts', 'Media', 'Analytics', 'PostSchedOverrides', 'SDK_VERSION', 'REQUEST_CHANNEL'],
+    Client: ['PostSched', 'UserClients', 'RateLimiter', 'PostSchedOptions', 'UserClientsOptions', 'RateLimiterOptions', 'RateLimitEvent', 'RateLimitState', 'APIPromise', 'Paginator', 'Posts', 'Accounts', 'Media', 'Analytics', 'PostSchedOverrides', 'SDK_VERSION'],
+    Observability: ['REQUEST_CHANNEL', 'CALL_CHANNEL', 'WAIT_CHANNEL', 'RequestTrace', 'CallTrace', 'WaitTrace'],
     'OAuth and tokens': ['OAuthClient', 'TokenManager', 'OAuthClientOptions', 'TokenManagerOptions', 'TokenSet', 'Scope', 'SCOPES', 'AuthorizationRequest', 'CallbackChecks', 'AccessTokenProvider', 'TokenRefresher', 'Auth', 'DEFAULT_EXPIRES_IN_SECONDS'],
     Stores: ['TokenStore', 'MemoryTokenStore', 'TokenStoreSetOptions', 'TokenStoreLockOptions'],
     Errors: ['PostSchedError', 'APIError', 'OAuthCallbackErrorCode', 'OAuthResponseErrorCode', 'ReauthorizationReason', 'TokenStoreOperation'],
-    Types: ['Post', 'Account', 'MediaItem', 'PostAnalytics', 'PostCreateParams', 'PostUpdateParams', 'PostListParams', 'PostStatus', 'PostStatusFilter', 'AccountListParams', 'MediaUploadParams', 'MediaUploadOptions', 'UploadFile', 'UploadProgress', 'NodeReadableLike', 'ListParams', 'Page', 'RequestOptions', 'WriteRequestOptions', 'RawRequestOptions', 'RawWriteOptions', 'RawListOptions', 'RawQuery', 'WithResponse', 'RateLimitInfo', 'HeadersInput', 'AppInfo', 'Logger', 'Hooks', 'RequestHookInfo', 'ResponseHookInfo', 'RetryHookInfo', 'RequestTrace', 'FetchLike'],
+    Types: ['Post', 'Account', 'MediaItem', 'PostAnalytics', 'PostCreateParams', 'PostUpdateParams', 'PostListParams', 'PostStatus', 'PostStatusFilter', 'AccountListParams', 'MediaUploadParams', 'MediaUploadOptions', 'UploadFile', 'UploadProgress', 'NodeReadableLike', 'ListParams', 'Page', 'RequestOptions', 'WriteRequestOptions', 'RawRequestOptions', 'RawWriteOptions', 'RawListOptions', 'RawQuery', 'WithResponse', 'RateLimitInfo', 'HeadersInput', 'AppInfo', 'Logger', 'Hooks', 'RequestHookInfo', 'ResponseHookInfo', 'RetryHookInfo', 'FetchLike'],
   },
   '@postsched/sdk/webhooks': {
     Webhooks: ['createWebhookHandler', 'verifyWebhook', 'verifyWebhookRequest', 'signWebhook', 'webhookDedupeKey', 'WebhookHandlerOptions', 'WebhookHandler', 'WebhookEventHandlers', 'WebhookHandlerContext', 'WebhookErrorContext', 'WebhookDedupe', 'WebhookDedupeStore', 'WebhookClaim', 'WebhookClaimContext', 'WebhookClaimResult', 'WebhookClaimState', 'VerifyWebhookOptions', 'VerifyWebhookRequestOptions', 'VerifyWebhookClockOptions', 'SignWebhookOptions', 'WebhookSecret', 'WEBHOOK_SIGNATURE_HEADER', 'WEBHOOK_EVENT_TYPES', 'DEFAULT_WEBHOOK_MAX_BODY_BYTES', 'DEFAULT_WEBHOOK_TOLERANCE_SECONDS', 'NodeWebhookRequest', 'NodeWebhookResponse'],
@@ -55,6 +57,9 @@ const GROUPS = {
   },
   '@postsched/sdk/schedule': {
     Schedule: ['atLocalTime', 'weeklySlots', 'AtLocalTimeOptions', 'WeeklySlotsOptions', 'Disambiguation', 'Weekday'],
+  },
+  '@postsched/sdk/otel': {
+    Observability: ['PostSchedInstrumentation', 'PostSchedInstrumentationConfig'],
   },
 };
 const HIDDEN_STATICS = new Set(['[hasInstance]']);

@@ -21,7 +21,6 @@ import {
   type TracerProvider,
 } from '@opentelemetry/api';
 import { CALL_CHANNEL, REQUEST_CHANNEL, WAIT_CHANNEL, type CallTrace, type RequestTrace, type WaitTrace } from '../core/tracing.js';
-import { SDK_VERSION } from '../core/user-agent.js';
 import { createInstruments, errorType, fullUrl, routeAttributes, type Instruments } from './attributes.js';
 
 /** The options of `PostSchedInstrumentation` (those of every OpenTelemetry instrumentation). */
@@ -29,6 +28,8 @@ export interface PostSchedInstrumentationConfig {
   /** `false`: built disabled, until `enable()` (`registerInstrumentations` enables it). Default `true`. */
   enabled?: boolean;
 }
+
+declare const __SDK_VERSION__: string | undefined;
 
 /** undici's own diagnostics channel: `@opentelemetry/instrumentation-undici` listens on it while it is enabled. */
 const UNDICI_REQUEST_CREATE = 'undici:request:create';
@@ -54,7 +55,8 @@ interface Open {
  */
 export class PostSchedInstrumentation {
   readonly instrumentationName = '@postsched/sdk';
-  readonly instrumentationVersion = SDK_VERSION;
+  /** The SDK's version, written in by the build, as SDK_VERSION (core/user-agent.ts, whose refusals this entry does not need). */
+  readonly instrumentationVersion: string = typeof __SDK_VERSION__ === 'string' ? __SDK_VERSION__ : '0.0.0-dev';
   #config: PostSchedInstrumentationConfig;
   #tracer!: Tracer;
   #instruments!: Instruments;
