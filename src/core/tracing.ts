@@ -61,8 +61,11 @@ export interface RequestTrace {
 
 /** The message on `postsched:wait`: the rate limiter holds a call `waitMs` before sending it. */
 export interface WaitTrace {
+  /** `GET`, `POST` … */
   method: string;
+  /** The route template: `/posts/{id}`. */
   route: string;
+  /** Scheme, host and port of the base URL. */
   origin: string;
   /** How long the call waits, in ms. */
   waitMs: number;
@@ -84,9 +87,11 @@ interface ChannelLike {
   publish(message: unknown): void;
 }
 
-/** The channels' names, for subscribers. */
+/** The TracingChannel of each wire request (`RequestTrace`), for subscribers. */
 export const REQUEST_CHANNEL = 'postsched:request';
+/** The TracingChannel of each SDK call (`CallTrace`), for subscribers. */
 export const CALL_CHANNEL = 'postsched:call';
+/** The channel of the rate limiter's waits (`WaitTrace`), for subscribers. */
 export const WAIT_CHANNEL = 'postsched:wait';
 
 interface Channels {

@@ -54,6 +54,7 @@ interface Open {
  * registerInstrumentations({ instrumentations: [new PostSchedInstrumentation()] })
  */
 export class PostSchedInstrumentation {
+  /** The instrumentation scope of its spans and metrics. */
   readonly instrumentationName = '@postsched/sdk';
   /** The SDK's version, written in by the build, as SDK_VERSION (core/user-agent.ts, whose refusals this entry does not need). */
   readonly instrumentationVersion: string = typeof __SDK_VERSION__ === 'string' ? __SDK_VERSION__ : '0.0.0-dev';
@@ -75,22 +76,27 @@ export class PostSchedInstrumentation {
     if (this.#config.enabled === true) this.enable();
   }
 
+  /** The provider of its spans (`registerInstrumentations` gives it; by default the global one). */
   setTracerProvider(tracerProvider: TracerProvider): void {
     this.#tracer = tracerProvider.getTracer(this.instrumentationName, this.instrumentationVersion);
   }
 
+  /** The provider of its metrics (`registerInstrumentations` gives it; by default the global one). */
   setMeterProvider(meterProvider: MeterProvider): void {
     this.#instruments = createInstruments(meterProvider.getMeter(this.instrumentationName, this.instrumentationVersion));
   }
 
+  /** Its options; `enabled` tells whether it listens now. */
   getConfig(): PostSchedInstrumentationConfig {
     return { ...this.#config, enabled: this.#enabled };
   }
 
+  /** Replaces its options (`enabled` is read at construction only: `enable()` and `disable()` switch it). */
   setConfig(config: PostSchedInstrumentationConfig): void {
     this.#config = { ...config };
   }
 
+  /** Starts listening to the SDK's channels (done at construction unless `enabled: false`). */
   enable(): void {
     if (this.#enabled) return;
     this.#enabled = true;
@@ -101,6 +107,7 @@ export class PostSchedInstrumentation {
     diagnostics_channel.subscribe(WAIT_CHANNEL, this.#onWait);
   }
 
+  /** Stops listening: the SDK then builds nothing for tracing and sends no trace header. */
   disable(): void {
     if (!this.#enabled) return;
     this.#enabled = false;
