@@ -100,9 +100,9 @@ export class PostSchedInstrumentation {
   enable(): void {
     if (this.#enabled) return;
     this.#enabled = true;
-    this.#call.start.bindStore(this.#store, this.#startCall);
+    this.#call.start.bindStore(this.#store, safely(this.#startCall));
     this.#call.subscribe(this.#callHandlers);
-    this.#request.start.bindStore(this.#store, this.#startRequest);
+    this.#request.start.bindStore(this.#store, safely(this.#startRequest));
     this.#request.subscribe(this.#requestHandlers);
     diagnostics_channel.subscribe(WAIT_CHANNEL, this.#onWait);
   }
@@ -215,5 +215,19 @@ export class PostSchedInstrumentation {
     const { method, route, origin, waitMs } = message as WaitTrace;
     this.#instruments.rateLimiterWait.record(waitMs / 1000, routeAttributes(method, route, origin));
     trace.getActiveSpan()?.addEvent('postsched.rate_limiter.wait', { 'postsched.wait.duration': waitMs / 1000 });
+  };
+}
+
+/**
+ * A `bindStore` transform that never throws: Node reports a throwing transform as an uncaught exception, which would
+ * end the app; a failing tracer (a broken propagator, an exporter's hook) costs the span only.
+ */
+function safely<T>(start: (record: T) => Context): (record: T) => Context {
+  return (record) => {
+    try {
+      return start(record);
+    } catch {
+      return context.active();
+    }
   };
 }

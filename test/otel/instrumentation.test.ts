@@ -3,7 +3,7 @@
  * without @opentelemetry/instrumentation-undici: span counts, parentage, the traceparent the server got, attributes
  * and metrics.
  */
-import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
@@ -144,6 +144,16 @@ describe('PostSchedInstrumentation without undici instrumentation', () => {
     expect(calls.map((s) => s.events.map((e) => e.name))).toEqual([[], ['postsched.rate_limiter.wait']]);
     const waits = await telemetry.histogram('postsched.rate_limiter.wait.duration');
     expect(waits.map((p) => [p.value.count, p.attributes['url.template']])).toEqual([[1, '/posts/{id}']]);
+  });
+
+  it('a tracer that throws (a broken propagator) costs the span, never the call or the app', async () => {
+    register(false);
+    propagation.disable(); // the W3C one, set by setUpTelemetry
+    propagation.setGlobalPropagator({ inject: () => { throw new Error('broken propagator'); }, extract: (context) => context, fields: () => [] });
+    server = await scriptedServer(() => ({ status: 200, json: POST }));
+    const post = await new PostSched({ baseUrl: server.url, auth: 'at_otel_secret_1' }).posts.get('post_1');
+    expect(post.id).toBe('post_1');
+    expect(server.received[0]!.traceparents).toEqual([]);
   });
 
   it('costs nothing when disabled: no span, no header', async () => {
