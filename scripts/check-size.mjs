@@ -237,8 +237,8 @@ const rows = [
   { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 12.17 * KB },
   { label: '  RedisTokenStore alone', file: 'dist/redis/index.js', names: ['RedisTokenStore'], platform: 'node', ceiling: 7.85 * KB },
   // The OpenTelemetry entry (issue 40): Node-only (`node:diagnostics_channel`), `@opentelemetry/api` its peer, so left
-  // an import as the app has it anyway. The channels' names are all it takes from the SDK: 1.70 KB gz, ceiling 1.73 KB.
-  { label: 'otel entry (export *)', file: 'dist/otel/index.js', platform: 'node', external: ['@opentelemetry/api'], ceiling: 1.73 * KB },
+  // an import as the app has it anyway. The channels' names are all it takes from the SDK: 1.73 KB gz (its throw-proof span starts included), ceiling 1.76 KB.
+  { label: 'otel entry (export *)', file: 'dist/otel/index.js', platform: 'node', external: ['@opentelemetry/api'], ceiling: 1.76 * KB },
 ];
 
 const kb = (bytes) => `${(bytes / KB).toFixed(2)} KB`;

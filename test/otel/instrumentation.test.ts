@@ -45,7 +45,7 @@ const eventful: Script = (request, _body, n) => {
   if (request.url === '/oauth/token') return { status: 200, json: { access_token: 'at_otel_secret_2', token_type: 'Bearer', expires_in: 3600, refresh_token: 'rt_otel_secret_2', scope: 'posts:read' } };
   if (request.headers.authorization === 'Bearer at_otel_secret_1') return { status: 401, json: { error: { code: 'invalid_token', message: 'expired' } } };
   if (n === 3) return { status: 503, headers: { 'retry-after': '0' } };
-  if (n === 4) return { status: 429, headers: { 'retry-after': '0' } };
+  if (n === 4) return { status: 429, headers: { 'retry-after': '1' } }; // the call waits on it, then goes again
   return { status: 200, json: POST };
 };
 
