@@ -18,9 +18,9 @@ import { ConnectionError, RateLimitError, RedirectError, TimeoutError } from '..
 import { checkOptions, integerOption, invalidOption, MAX_RETRIES, MAX_TIMEOUT_MS } from '../core/invalid-option.js';
 import { describeNetworkError, sanitizeCause } from '../core/scrub.js';
 import { sleep, within } from '../core/time-bound.js';
+import { publishWait, traceCall } from '../core/tracing.js';
 import { apiError, parse } from './answer.js';
 import { APIPromise, type PipelineResult } from './api-promise.js';
-import { publishWait, traceCall } from '../core/tracing.js';
 import { observe, retrying, type ObservedCall } from './attempt.js';
 import type { TokenSource } from './auth.js';
 import { withExtraBody, withExtraQuery } from './extra-fields.js';
