@@ -16,14 +16,15 @@ const POST = { id: 'post_1', account_ids: ['acc_1'], status: 'scheduled', publis
 const SECRETS = ['at_otel_secret_1', 'at_otel_secret_2', 'rt_otel_secret_1', 'rt_otel_secret_2', 'cs_otel_secret'];
 
 let telemetry: Telemetry;
-let stop: () => void;
-let server: Awaited<ReturnType<typeof scriptedServer>>;
+let stop: (() => void) | undefined;
+let server: Awaited<ReturnType<typeof scriptedServer>> | undefined;
 beforeEach(() => {
   telemetry = setUpTelemetry();
 });
 afterEach(async () => {
-  stop();
-  await server.close();
+  stop?.();
+  await server?.close();
+  [stop, server] = [undefined, undefined];
   await telemetry.close();
 });
 
@@ -190,5 +191,14 @@ describe('PostSchedInstrumentation with @opentelemetry/instrumentation-undici', 
     expect(durations.reduce((sum, point) => sum + point.value.count, 0)).toBe(5);
     expect((await telemetry.histogram('postsched.token.refresh.duration')).map((p) => p.value.count)).toEqual([1]);
     expectNoSecrets(spans, JSON.stringify(durations));
+  });
+});
+
+describe('url.full', () => {
+  it('never shows a URL credential or the value of an OAuth or signature query parameter', async () => {
+    const { fullUrl } = await import('../../src/otel/attributes.js');
+    expect(fullUrl('https://user:pw_secret@api.example/v1/posts?code=c_secret&access_token=at_secret&cursor=abc&X-Amz-Signature=sig_secret')).toBe(
+      'https://REDACTED:REDACTED@api.example/v1/posts?code=REDACTED&access_token=REDACTED&cursor=abc&X-Amz-Signature=REDACTED',
+    );
   });
 });
