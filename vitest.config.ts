@@ -22,11 +22,6 @@ export default defineConfig({
     // Tests import the package by its public name, as users do; it resolves to the source.
     alias: [
       { find: /^@postsched\/sdk$/, replacement: src('index.node.ts') },
-      // The package's private import (package.json "imports"): its Web variant, ky evaluated with the SDK, as
-      // tsconfig.json's `paths` give it to the type checker and to the esbuild bundles of test/size. The Node variant
-      // (src/http/ky.node.ts) has ky bundled into it by the build, so it runs only built: `npm run test:runtimes` runs
-      // it in Node 20, 22, 24, Bun and Deno, and test/http/first-call-fake-timers.test.ts on it under fake timers.
-      { find: /^#ky$/, replacement: src('http/ky.ts') },
       { find: /^@postsched\/sdk\/webhooks$/, replacement: src('webhooks/node.ts') },
       { find: /^@postsched\/sdk\/testing$/, replacement: src('testing/index.ts') },
       { find: /^@postsched\/sdk\/redis$/, replacement: src('redis/index.ts') },

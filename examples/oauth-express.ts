@@ -250,5 +250,9 @@ function escapeHtml(text: string): string {
 // Listen only when run directly (not when imported by a test).
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const config = configFromEnv();
-  createApp(config).listen(config.port, () => console.log(`Open ${new URL(config.redirectUri).origin}/`));
+  // 127.0.0.1 only (not every interface); open the redirect URI's origin, so the session cookie comes back to it.
+  createApp(config).listen(config.port, '127.0.0.1', () => {
+    console.log(`Listening on http://127.0.0.1:${config.port}`);
+    console.log(`Open ${new URL(config.redirectUri).origin}/`);
+  });
 }

@@ -9,6 +9,7 @@
  * with the reason for a delivery that does not verify, 500 when your handler throws (the service retries).
  * Mount it with no body parser before it: express.json() would consume the bytes the signature covers.
  */
+import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import express from 'express';
 import { createWebhookHandler } from '@postsched/sdk/webhooks';
@@ -48,6 +49,8 @@ export function createApp(): express.Express {
 
 // Listen only when run directly (not when imported by a test).
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const port = Number(process.env.PORT ?? 3000);
-  createApp().listen(port, () => console.log(`Listening on http://localhost:${port}/webhooks/postsched`));
+  // 127.0.0.1 only: a webhook receiver on every interface is reachable from the whole network.
+  const server = createApp().listen(Number(process.env.PORT ?? 3000), '127.0.0.1', () =>
+    console.log(`Listening on http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/postsched`),
+  );
 }

@@ -36,6 +36,8 @@ export default app;
 
 // Serve only when run directly with Node (not when imported by a test, Bun or Deno).
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const port = Number(process.env.PORT ?? 3000);
-  serve({ fetch: app.fetch, port }, () => console.log(`Listening on http://localhost:${port}/webhooks/postsched`));
+  // 127.0.0.1 only: a webhook receiver on every interface is reachable from the whole network.
+  serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 3000), hostname: '127.0.0.1' }, (info) =>
+    console.log(`Listening on http://127.0.0.1:${info.port}/webhooks/postsched`),
+  );
 }

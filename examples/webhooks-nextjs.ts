@@ -26,7 +26,7 @@ const webhooks = createWebhookHandler({
     'post.failed': (event) => queue.add('post-failed', { postId: event.data.id, accounts: event.data.account_ids }),
   },
   // Serverless instances do not share memory: to skip retried deliveries across them, give `dedupe` a shared
-  // store (Redis SET NX EX, a database unique key); see the README, "Receive webhooks".
+  // store (`RedisWebhookDedupe`, or your own): README.md#webhooks and docs/webhooks.md.
 });
 
 // A route file may export only route handlers and route options.

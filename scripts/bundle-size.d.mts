@@ -23,3 +23,4 @@ export const USER_BUNDLES: {
 export const DEPENDENCIES: string[];
 export function groupOf(kind: 'dependency' | 'file'): (path: string) => string;
 export function buildWithSourceMaps(outDir?: string): Promise<string>;
+export function tsupConfigs(tmpDir?: string): Promise<import('tsup').Options[]>;

@@ -9,28 +9,29 @@ import { build } from 'esbuild';
 const KB = 1024;
 
 /**
- * What users ship, each with the target of issue 16: the bundle a user's bundler makes of these imports.
+ * What users ship, each with its target (issue 38: ky, zod and oauth4webapi counted as a consumer's bundler sees
+ * them, zod resolved from node_modules, ky and oauth4webapi from the build): the bundle a user's bundler makes of these imports.
  * `breakdown` says how `npm run check:size` groups its bytes (see `bundleBreakdown`).
  */
 export const USER_BUNDLES = [
-  { label: 'whole main entry (export *)', file: 'dist/index.js', target: 24 * KB, breakdown: 'dependency' },
+  { label: 'whole main entry (export *)', file: 'dist/index.js', target: 40 * KB, breakdown: 'dependency' },
   {
     label: 'server app: { OAuthClient, TokenManager, PostSched }',
     file: 'dist/index.js',
     names: ['OAuthClient', 'TokenManager', 'PostSched'],
-    target: 20 * KB,
+    target: 38 * KB,
     breakdown: 'dependency',
   },
   {
     label: 'webhook verifier alone: { verifyWebhook }',
     file: 'dist/webhooks/index.js',
     names: ['verifyWebhook'],
-    target: 2 * KB,
+    target: 8 * KB,
     breakdown: 'file',
   },
 ];
 
-/** The dependencies bundled into the build (tsup.config.ts `noExternal`), always listed, even at 0 bytes. */
+/** The dependencies in a user's bundle (tsup.config.ts: ky and oauth4webapi bundled, zod a dependency), always listed, even at 0 bytes. */
 export const DEPENDENCIES = ['ky', 'zod', 'oauth4webapi'];
 
 /** Groups a source path by dependency (its package) or by folder of src/ (`'dependency'`), or by file (`'file'`). */
@@ -44,16 +45,9 @@ export function groupOf(kind) {
   };
 }
 
-/**
- * Builds the ESM entries exactly as `npm run build` does (tsup.config.ts: the same tree-shaking and chunks), but
- * with source maps and no declarations, into `outDir`, so that a bundle of them can be traced back to src/ and
- * node_modules/. The package itself ships no source maps.
- * @returns {Promise<string>} outDir
- */
-export async function buildWithSourceMaps(outDir = '.tmp/size-map') {
-  const { build: tsup } = await import('tsup');
-  // tsup.config.ts is TypeScript: compile it as tsup would, then take its ESM build.
-  const compiled = join(outDir, '..', 'size-map.tsup.config.mjs');
+/** The builds of tsup.config.ts (TypeScript: compiled as tsup would, into `tmpDir`), for a build of its own elsewhere. */
+export async function tsupConfigs(tmpDir = '.tmp') {
+  const compiled = join(tmpDir, `tsup.config.${process.pid}.mjs`);
   await build({
     entryPoints: ['tsup.config.ts'],
     outfile: compiled,
@@ -65,8 +59,18 @@ export async function buildWithSourceMaps(outDir = '.tmp/size-map') {
     define: { 'import.meta.url': JSON.stringify(pathToFileURL('tsup.config.ts').href) },
     logLevel: 'silent',
   });
-  const { default: configs } = await import(`${pathToFileURL(compiled).href}?${Date.now()}`);
-  const esm = configs.find((config) => config.format === 'esm' && config.splitting);
+  return (await import(`${pathToFileURL(compiled).href}?${Date.now()}`)).default;
+}
+
+/**
+ * Builds the ESM entries exactly as `npm run build` does (tsup.config.ts: the same tree-shaking and chunks), but
+ * with source maps and no declarations, into `outDir`, so that a bundle of them can be traced back to src/ and
+ * node_modules/. The package itself ships no source maps.
+ * @returns {Promise<string>} outDir
+ */
+export async function buildWithSourceMaps(outDir = '.tmp/size-map') {
+  const { build: tsup } = await import('tsup');
+  const esm = (await tsupConfigs(join(outDir, '..'))).find((config) => config.format === 'esm' && config.splitting);
   await tsup({ ...esm, config: false, dts: false, sourcemap: true, clean: true, outDir, silent: true });
   return outDir;
 }
@@ -86,18 +90,6 @@ export const STUB_ERROR_CLASSES = {
   },
 };
 
-/**
- * An esbuild plugin that resolves the package's private import `#ky` (package.json "imports", Web conditions) inside
- * `dir`, a copy of dist/ such as buildWithSourceMaps' (esbuild would take the "imports" of the nearest package.json,
- * the repository's, and so bundle the real dist/http/ky.js).
- */
-export const privateImportsIn = (dir) => ({
-  name: 'private-imports',
-  setup(build) {
-    build.onResolve({ filter: /^#ky$/ }, () => ({ path: resolve(dir, 'http/ky.js') }));
-  },
-});
-
 /** The esbuild options a user's bundler comes closest to: one browser ESM file, minified. */
 function options({ file, specifier, names, conditions, plugins, platform = 'browser', external }) {
   const from = JSON.stringify(specifier ?? (names === undefined ? undefined : `./${file}`));
@@ -110,7 +102,7 @@ function options({ file, specifier, names, conditions, plugins, platform = 'brow
     format: 'esm',
     // `node` for the Node-only entries (/redis, /postgres): Node's built-in modules stay imports, as in a server bundle.
     platform,
-    // A user's bundler does not read this repository's tsconfig.json, whose `paths` point `#ky` at the sources.
+    // A user's bundler does not read this repository's tsconfig.json, whose `paths` point the package at the sources.
     tsconfigRaw: '{}',
     ...(conditions === undefined ? {} : { conditions }),
     ...(plugins === undefined ? {} : { plugins }),

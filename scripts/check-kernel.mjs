@@ -12,8 +12,6 @@ import ts from 'typescript';
 const ROOT = join(dirname(new URL(import.meta.url).pathname), '..');
 /** The folder checked: src/ (another one as the argument, for the rules' own test). */
 const SRC = process.argv[2] ?? join(ROOT, 'src');
-/** Private imports (package.json "imports"), by the file TypeScript reads for them (tsconfig "paths"). */
-const PRIVATE = { '#ky': 'http/ky.ts' };
 const KERNEL = 'core';
 
 const files = readdirSync(SRC, { recursive: true })
@@ -31,7 +29,7 @@ for (const file of files) {
   const text = readFileSync(join(SRC, file), 'utf8');
   const imported = new Set();
   for (const { fileName } of ts.preProcessFile(text, true, true).importedFiles) {
-    const target = PRIVATE[fileName] ?? (fileName.startsWith('.') ? relative(SRC, join(SRC, dirname(file), fileName)).replace(/\.js$/, '.ts') : undefined);
+    const target = fileName.startsWith('.') ? relative(SRC, join(SRC, dirname(file), fileName)).replace(/\.js$/, '.ts') : undefined;
     if (target === undefined) continue; // a package
     if (!known.has(target)) problems.push(`${file}: imports ${fileName}, which is no file of src/`);
     else imported.add(target);

@@ -190,7 +190,7 @@ const types = Promise.all(
 const vitest = ['node_modules/vitest/vitest.mjs', 'run', fakeTimersTest];
 const matrix = [
   { name: 'node20', cmd: process.execPath, argv: ['smoke.mjs'], types: true },
-  // The Node variant of `#ky` (ky evaluated on the first request) under a fake clock, in each Node the SDK supports.
+  // The built SDK (ky and oauth4webapi bundled in it) under a fake clock, in each Node the SDK supports.
   { name: 'node20-vitest', cmd: process.execPath, argv: vitest, vitest: true },
   { name: 'node22-vitest', cmd: runtimes.node22, argv: vitest, vitest: true },
   { name: 'node24-vitest', cmd: runtimes.node24, argv: vitest, vitest: true },

@@ -22,7 +22,7 @@ const MODULES = {
 };
 
 /** The order of the groups on every page. */
-const GROUP_ORDER = ['Client', 'OAuth and tokens', 'Stores', 'Rate limits', 'Webhooks', 'Schedule', 'Observability', 'Testing', 'Errors', 'Types'];
+const GROUP_ORDER = ['Client', 'OAuth and tokens', 'Stores', 'Rate limits', 'Webhooks', 'Schedule', 'Observability', 'Testing', 'Errors', 'Types', 'Schemas'];
 
 /** Per module: group → names, the first ones first. Unlisted classes named `…Error` go to Errors. */
 const GROUPS = {
@@ -32,11 +32,13 @@ const GROUPS = {
     'OAuth and tokens': ['OAuthClient', 'TokenManager', 'OAuthClientOptions', 'TokenManagerOptions', 'TokenSet', 'Scope', 'SCOPES', 'AuthorizationRequest', 'CallbackChecks', 'AccessTokenProvider', 'TokenRefresher', 'Auth', 'DEFAULT_EXPIRES_IN_SECONDS'],
     Stores: ['TokenStore', 'MemoryTokenStore', 'TokenStoreSetOptions', 'TokenStoreLockOptions'],
     Errors: ['PostSchedError', 'APIError', 'OAuthCallbackErrorCode', 'OAuthResponseErrorCode', 'ReauthorizationReason', 'TokenStoreOperation'],
+    Schemas: ['PostSchema', 'AccountSchema', 'MediaItemSchema', 'PostAnalyticsSchema', 'CreatePostParamsSchema', 'UpdatePostParamsSchema'],
     Types: ['Post', 'Account', 'MediaItem', 'PostAnalytics', 'PostCreateParams', 'PostUpdateParams', 'PostListParams', 'PostStatus', 'PostStatusFilter', 'AccountListParams', 'MediaUploadParams', 'MediaUploadOptions', 'UploadFile', 'UploadProgress', 'NodeReadableLike', 'ListParams', 'Page', 'RequestOptions', 'WriteRequestOptions', 'RawRequestOptions', 'RawWriteOptions', 'RawListOptions', 'RawQuery', 'WithResponse', 'RateLimitInfo', 'HeadersInput', 'AppInfo', 'Logger', 'Hooks', 'RequestHookInfo', 'ResponseHookInfo', 'RetryHookInfo', 'FetchLike'],
   },
   '@postsched/sdk/webhooks': {
     Webhooks: ['createWebhookHandler', 'verifyWebhook', 'verifyWebhookRequest', 'signWebhook', 'webhookDedupeKey', 'WebhookHandlerOptions', 'WebhookHandler', 'WebhookEventHandlers', 'WebhookHandlerContext', 'WebhookErrorContext', 'WebhookDedupe', 'WebhookDedupeStore', 'WebhookClaim', 'WebhookClaimContext', 'WebhookClaimResult', 'WebhookClaimState', 'VerifyWebhookOptions', 'VerifyWebhookRequestOptions', 'VerifyWebhookClockOptions', 'SignWebhookOptions', 'WebhookSecret', 'WEBHOOK_SIGNATURE_HEADER', 'WEBHOOK_EVENT_TYPES', 'DEFAULT_WEBHOOK_MAX_BODY_BYTES', 'DEFAULT_WEBHOOK_TOLERANCE_SECONDS', 'NodeWebhookRequest', 'NodeWebhookResponse'],
     Errors: ['WebhookVerificationError', 'WebhookTimeoutError', 'WebhookVerificationReason', 'WebhookTimeoutReason', 'WebhookTimedStep'],
+    Schemas: ['WebhookEventSchema', 'PostScheduledEventSchema', 'PostPublishedEventSchema', 'PostFailedEventSchema', 'PostDeletedEventSchema', 'UnknownWebhookEventSchema', 'PostPublishedDataSchema', 'WebhookPostDataSchema'],
     Types: ['WebhookEvent', 'KnownWebhookEvent', 'WebhookEventType', 'PostPublishedEvent', 'PostScheduledEvent', 'PostFailedEvent', 'PostDeletedEvent', 'UnknownWebhookEvent', 'PostPublishedData', 'WebhookPostData', 'WebhookBody', 'WebhookSignature', 'HeadersGetter', 'HeadersRecord'],
   },
   '@postsched/sdk/testing': {

@@ -11,7 +11,8 @@ import { checkedHeaders } from './http/headers.js';
 import { rawSpec, type RawRequestOptions, type RawWriteOptions } from './http/raw.js';
 import type { RequestOptions } from './http/options.js';
 import { Pipeline } from './http/request.js';
-import { listFields, Paginator, pageParser, type ListParams } from './resources/pagination.js';
+import { paginateShape, Paginator, pageParser, type ListParams } from './resources/pagination.js';
+import { checkInput } from './resources/validate.js';
 import { Accounts } from './resources/accounts.js';
 import { Analytics } from './resources/analytics.js';
 import { Media } from './resources/media.js';
@@ -189,8 +190,7 @@ export class PostSched {
    */
   paginate<T = unknown>(path: string, options: RawListOptions<T> = {}): Paginator<T> {
     const { limit, pageSize, query, parseItem, ...requestOptions } = checkOptions(options);
-    if (limit !== undefined) listFields.limit(limit, ['limit']);
-    if (pageSize !== undefined) listFields.pageSize(pageSize, ['pageSize']);
+    checkInput({ limit, pageSize }, paginateShape);
     optionalFunction(parseItem, 'parseItem');
     if (query !== undefined) checkedQuery(query, 'query');
     const parsePage = pageParser<unknown>('a page');

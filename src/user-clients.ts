@@ -6,6 +6,7 @@
 import { PostSched, type PostSchedOptions, type PostSchedOverrides } from './client.js';
 import { CLIENT_SETUP, setUpClient, type ClientSetup } from './client-setup.js';
 import { checkOptions, constructorOptions, integerOption, invalidOption, optionalFunction, optionNames, refusal } from './core/invalid-option.js';
+import { checkWellFormedId } from './core/well-formed-id.js';
 import { ReauthorizationRequiredError, TokenStoreError } from './oauth/errors.js';
 import { inspectAs } from './oauth/inspect.js';
 import { MemoryTokenStore } from './oauth/memory-token-store.js';
@@ -33,7 +34,7 @@ const DEFAULT_MAX_USERS = 10_000;
  * const options: UserClientsOptions = {
  *   oauth,
  *   baseUrl: 'https://api.postsched.example',
- *   store: (userId) => new RedisTokenStore({ redis, key: `postsched:tokens:{${userId}}` }),
+ *   store: (userId) => new RedisTokenStore({ redis, key: `postsched:tokens:{${userId}}`, encryptionKey }),
  *   onReauthorizationRequired: (userId) => db.markDisconnected(userId),
  * }
  */
@@ -67,8 +68,9 @@ export interface UserClientsOptions {
    */
   onTokens?: (userId: string, tokens: TokenSet) => void | Promise<void>;
   /**
-   * Called when a call for a user fails with `ReauthorizationRequiredError` (the refresh token was refused, or no
-   * tokens are stored): the user must connect again. Once per cached user until `connect()` succeeds for them, not
+   * Called when a call for a user fails with `ReauthorizationRequiredError` because a grant that existed died (the
+   * refresh token was refused, or none was given): the user must connect again. Not for a user who never connected
+   * (no tokens stored, `reason: 'no_tokens'`): that error reaches the call only. Once per cached user until `connect()` succeeds for them, not
    * once per failed call; a user evicted meanwhile may be reported again. Not awaited; the error still reaches the
    * caller. If it throws or rejects, the next failure calls it again.
    *
@@ -182,7 +184,7 @@ class UserTokenManager extends TokenManager {
  *   the cache while a token call of theirs is in flight, so a re-made manager cannot start a second refresh.
  * - `client(userId)` works for any user whose tokens are in the store, connected in this process or not (another
  *   process, an earlier run): the manager reads the store on first use. A user with no stored tokens gets
- *   `ReauthorizationRequiredError` (`no_tokens`) from their calls, and `onReauthorizationRequired` is called.
+ *   `ReauthorizationRequiredError` (`no_tokens`) from their calls (not `onReauthorizationRequired`: they never connected).
  * - Cheap: a cached user costs about 1.4 KB of heap with a `MemoryTokenStore` (README, "Many users"). Call
  *   `users.client(userId)` per request rather than keeping clients around.
  * - Nothing secret shows in `util.inspect` or `JSON.stringify` output: only the counts.
@@ -288,6 +290,10 @@ export class UserClients {
    * })
    */
   async connect(userId: string, tokens: TokenSet): Promise<void> {
+    // The `await` forgotten before exchangeCode(): "has no accessToken" would not say so.
+    if (typeof (tokens as { then?: unknown } | null)?.then === 'function') {
+      invalidOption('tokens', 'got a Promise: await exchangeCode() first (`users.connect(userId, await oauth.exchangeCode(…))`).');
+    }
     const user = this.#user(userId);
     await user.setTokens(tokens);
     user.reported = false;
@@ -446,7 +452,8 @@ export class UserClients {
 
   #reauthorizationRequired(user: UserTokenManager, error: ReauthorizationRequiredError): void {
     const callback = this.#onReauthorizationRequired;
-    if (callback === undefined || user.reported) return;
+    // Only a grant that existed and died: a user who never connected (`no_tokens`) gets the error, not the callback.
+    if (callback === undefined || user.reported || error.reason === 'no_tokens') return;
     user.reported = true;
     const retryLater = () => (user.reported = false);
     try {
@@ -505,4 +512,5 @@ export class UserClients {
 /** A user id is the app's own key for the user: any non-empty string. */
 function checkUserId(userId: unknown): asserts userId is string {
   if (typeof userId !== 'string' || userId === '') invalidOption('userId', 'must be a non-empty string: your id of the user.');
+  checkWellFormedId(userId, 'userId');
 }

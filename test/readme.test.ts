@@ -10,9 +10,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { readmeStats } from '../scripts/readme-stats.mjs';
 import { start, startMock, stopAll } from './support/processes.js';
+import { startRedisServer } from './redis/redis-server.js';
 import { loginCommand } from '../src/cli/login.js';
 import { mockCommand } from '../src/cli/mock.js';
 import { rekeyCommand } from '../src/cli/rekey.js';
@@ -84,6 +85,14 @@ describe('README.md for a newcomer', () => {
     expect(broken).toEqual([]);
   });
 
+  it('Install says the snippets are ESM, gives the package.json line, and installs the tsx that `npx tsx` runs', () => {
+    const install = sections.get('Install') ?? '';
+    expect(install).toContain('ESM');
+    expect(install).toMatch(/```json\n"type": "module"\n```/);
+    expect(README).toMatch(/npx tsx/);
+    expect(shellLinesOf(install).some((line) => /^npm install -D .*\btsx\b/.test(line))).toBe(true);
+  });
+
   it('Usage: its snippet runs as shown against postsched mock, with the variables the mock prints', async () => {
     const snippet = /^```ts\n([\s\S]*?)^```/m.exec(sections.get('Usage') ?? '')?.[1];
     expect(snippet).toBeDefined();
@@ -107,6 +116,33 @@ describe('README.md for a newcomer', () => {
   }, 60_000);
 });
 
+describe('README.md, "Rate limits"', () => {
+  it('its Redis snippet runs and the process exits: the limiter closed, the Redis client it was given quit', async () => {
+    const snippet = /^```ts\n([\s\S]*?)^```/m.exec(sections.get('Rate limits') ?? '')?.[1];
+    expect(snippet).toContain('new RedisRateLimiter(');
+    // What "as in Connect a user" gives it, with the memory store.
+    const prelude = [
+      "import { MemoryTokenStore, OAuthClient } from '@postsched/sdk';",
+      "const baseUrl = 'http://127.0.0.1:4010';",
+      "const oauth = new OAuthClient({ baseUrl, clientId: 'c', clientSecret: 's', redirectUri: 'http://127.0.0.1:3000/callback' });",
+      'const store = () => new MemoryTokenStore();',
+    ].join('\n');
+    await mkdir(join(ROOT, '.tmp'), { recursive: true });
+    const dir = await mkdtemp(join(ROOT, '.tmp', 'readme-rate-limits-'));
+    const redis = await startRedisServer();
+    await writeFile(join(dir, 'rate-limits.ts'), `${prelude}\n${snippet as string}`);
+    const run = start(join(dir, 'rate-limits.ts'), [], { REDIS_URL: redis.url });
+    // Also when the test times out (a snippet that never exits): the process, the server and the file go.
+    onTestFinished(async () => {
+      await stopAll(run);
+      await redis.stop();
+      await rm(dir, { recursive: true, force: true });
+    });
+    expect(await run.exited, run.output()).toBe(0); // without `redis.quit()` it never exits (the test times out)
+    expect(run.stdout()).toContain('queued: 0');
+  }, 60_000);
+});
+
 describe('the commands in README.md', () => {
   it('name npm scripts that exist', () => {
     const scripts = allShellLines.flatMap((line) => [...line.matchAll(/npm run ([\w:-]+)/g)].map((m) => m[1] as string));
@@ -122,6 +158,20 @@ describe('the commands in README.md', () => {
     const files = [README, ...PAGES.map((page) => readFileSync(join(ROOT, page), 'utf8'))].flatMap((text) => [...text.matchAll(/\b(examples\/[\w.-]+\.ts)\b/g)].map((m) => m[1] as string));
     expect(files.length).toBeGreaterThan(5);
     expect([...new Set(files)].filter((file) => !existsSync(join(ROOT, file)))).toEqual([]);
+  });
+
+  it('the examples point at README sections that exist (README.md#anchor, or README, "Section")', () => {
+    const examples = readdirSync(join(ROOT, 'examples')).filter((f) => f.endsWith('.ts'));
+    const named = examples.flatMap((file) => {
+      const text = readFileSync(join(ROOT, 'examples', file), 'utf8');
+      return [
+        ...[...text.matchAll(/README\.md#([\w-]+)/g)].map((m) => ({ file, anchor: m[1] as string })),
+        ...[...text.matchAll(/README(?:'s)?,? "([^"]+)"/g)].map((m) => ({ file, anchor: anchor(m[1] as string) })),
+      ];
+    });
+    expect(named.length).toBeGreaterThan(0);
+    const anchors = [...sections.keys()].map(anchor);
+    expect(named.filter(({ anchor: a }) => !anchors.includes(a))).toEqual([]);
   });
 
   it('name postsched commands and options that exist, and postsched is the package bin', () => {

@@ -13,6 +13,7 @@ import type * as SdkRedis from '@postsched/sdk/redis';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { settledHeap } from '../lib/heap.js';
+import { TEST_KEY } from '../../test/support/token-key.js';
 
 export interface FleetWorkerConfig {
   redisUrl: string;
@@ -62,7 +63,7 @@ if (config.postgresUrl === undefined) {
   const redis = new Redis(config.redisUrl);
   redis.on('error', () => {}); // the stores report Redis failures (TokenStoreUnavailableError)
   close = () => redis.disconnect();
-  store = (userId) => new RedisTokenStore({ redis, key: `postsched:tokens:{${userId}}` });
+  store = (userId) => new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key: `postsched:tokens:{${userId}}` });
 } else {
   const { PostgresTokenStore } = (await import(dist('postgres/index.js'))) as typeof SdkPostgres;
   const pool = new pg.Pool({ connectionString: config.postgresUrl, max: 10 });
@@ -70,7 +71,7 @@ if (config.postgresUrl === undefined) {
   const query = pool.query.bind(pool) as (config: unknown) => Promise<unknown>;
   Object.assign(pool, { query: (q: unknown) => (statements++, query(q)) });
   close = () => void pool.end();
-  store = (userId) => new PostgresTokenStore({ pool, key: userId });
+  store = (userId) => new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key: userId });
 }
 const options = { oauth, baseUrl: config.baseUrl, store };
 {

@@ -10,6 +10,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { TEST_KEY } from '../../test/support/token-key.js';
 
 export interface StoreOverhead {
   /** CPU (user + system) per call, in ms, in a process that never made a store. */
@@ -73,7 +74,7 @@ async function runChild(origin: string, stores: number, calls: number): Promise<
   // A Redis that grants every lock and answers every script at once: only the store's own work is left.
   const redis = { call: async (command: string) => (command === 'SET' ? 'OK' : command === 'GET' ? null : 1) };
   for (let made = 0; made < stores; made += 1_000) {
-    const batch = Array.from({ length: Math.min(1_000, stores - made) }, (_, i) => new RedisTokenStore({ redis, key: `bench:{u${made + i}}` }));
+    const batch = Array.from({ length: Math.min(1_000, stores - made) }, (_, i) => new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key: `bench:{u${made + i}}` }));
     await Promise.all(batch.map((store) => store.lock(async () => store.get())));
   }
   (globalThis as { gc?: () => void }).gc?.();

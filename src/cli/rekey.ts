@@ -9,7 +9,8 @@ import type { PgPoolLike } from '../postgres/pg-connection.js';
 import { rotateTokenEncryption as rotatePostgres } from '../postgres/rotate-token-encryption.js';
 import type { RedisClientLike } from '../redis/redis-connection.js';
 import { rotateTokenEncryption } from '../redis/rotate-token-encryption.js';
-import type { EncryptionKey } from '../redis/token-cipher.js';
+import type { EncryptionKey, EncryptionKeyring } from '../redis/token-cipher.js';
+import { unreadableProblem } from '../redis/token-rotation.js';
 import { aborted, CliError, type Command, EXIT, networkError, parse, required, UsageError } from './command.js';
 
 const KEYRING_VAR = 'POSTSCHED_TOKEN_KEYRING';
@@ -19,10 +20,12 @@ const HELP = `Usage: postsched rekey --match <pattern> [options]
 
 Re-encrypts the tokens RedisTokenStore keeps under the keys matching <pattern> (SCAN MATCH), or those
 PostgresTokenStore keeps in a table, with the keyring's current key, so that the older keys can be removed. Safe while the app runs: each value is
-written back only if no refresh changed it meanwhile. Values that are not encrypted tokens are skipped.
+written back only if no refresh changed it meanwhile. Values that are not tokens (locks) are skipped.
 
 The keyring comes from $${KEYRING_VAR}, as JSON (never from the command line):
   {"current":"k2","keys":{"k1":"<base64 of 32 bytes>","k2":"<base64 of 32 bytes>"}}
+Moving from encryptionKey 'none' to a key, add "allowPlaintext":true: the tokens in clear are encrypted too.
+Dry-run with the keyring that still holds the older keys: a value none of its keys opens fails the run.
 
 Options:
   --match <pattern>    The stores' keys, e.g. 'postsched:tokens:*'
@@ -33,7 +36,8 @@ Options:
   -h, --help           This help
 
 Redis needs ioredis installed beside @postsched/sdk (whichever client the app uses); PostgreSQL, pg.
-Exit code 0 when no value is left under an older key (after the run, or already with --dry-run), 1 otherwise.
+Exit code 0 when no value is left under an older key or in clear (after the run, or already with --dry-run) and
+every value opens with the keyring; 1 otherwise.
 
 Example:
   ${KEYRING_VAR}="$(cat keyring.json)" npx postsched rekey --match 'postsched:tokens:*' --dry-run`;
@@ -66,17 +70,18 @@ export const rekeyCommand: Command = {
           : rotatePostgres({ pool: target.client as PgPoolLike, ...(values.table === undefined ? {} : { table: values.table }), encryptionKey: keyring, dryRun });
       const counts = await Promise.race([rotation, aborted(context.signal).then(() => undefined)]);
       if (counts === undefined) return EXIT.interrupted; // each value was written whole, or not at all
-      const { scanned, rewritten, underOldKeys, unreadable } = counts;
+      const { scanned, rewritten, underOldKeys, plaintext } = counts;
       const current = JSON.stringify((keyring as { current: string }).current);
       const where = postgresUrl === undefined ? `matching ${JSON.stringify(values.match)}` : `in table ${JSON.stringify(values.table ?? 'postsched_tokens')}`;
-      context.out(`${scanned} encrypted values ${where}; ${dryRun ? `would rewrite ${underOldKeys}` : `${rewritten} rewritten`} with key ${current}.`);
-      if (unreadable > 0) context.err(`${unreadable} values open with no key of the keyring (written with a key it does not list, or damaged): left as they are.`);
-      if (underOldKeys === 0) {
-        context.out('No value is under an older key: the older keys can be removed from the keyring.');
-        return EXIT.ok;
-      }
-      context.err(`${underOldKeys} values are still under older keys${dryRun ? '' : ' (changed by writers during the run): run it again'}.`);
-      return EXIT.failed;
+      const clear = plaintext > 0 ? ` (${plaintext} in clear)` : '';
+      context.out(`${scanned} token values ${where}${clear}; ${dryRun ? `would rewrite ${underOldKeys}` : `${rewritten} rewritten`} with key ${current}.`);
+      // A dry run with unreadable values has failed already (rotateTokenEncryption's ValidationError says why).
+      const problem = unreadableProblem(counts, (keyring as Partial<EncryptionKeyring>).allowPlaintext === true);
+      if (problem !== undefined) context.err(`The keyring ${problem}`);
+      if (underOldKeys > 0) context.err(`${underOldKeys} values are still under older keys${dryRun ? '' : ' (changed by writers during the run): run it again'}.`);
+      if (problem !== undefined || underOldKeys > 0) return EXIT.failed;
+      context.out(`No value is under an older key${plaintext > 0 ? ' or in clear' : ''}: the older keys${plaintext > 0 ? ' and allowPlaintext' : ''} can be removed from the keyring.`);
+      return EXIT.ok;
     } finally {
       target.close();
     }

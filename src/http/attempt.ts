@@ -1,6 +1,6 @@
 /**
  * One record of each attempt, fanned out to every listener that is set: the logger's line (logger.ts), the
- * `onRequest` / `onResponse` / `onRetry` views (hooks.ts) and the `postsched:request` TracingChannel (tracing.ts).
+ * `onRequest` / `onResponse` / `onRetry` views (hooks.ts) and the `postsched:request` TracingChannel (core/tracing.ts).
  * The record is the trace context itself (`RequestTrace`: method, route template, origin, attempt, then status and
  * duration): nothing in it can hold a secret. The log line and the hook views are made from it and from the call's
  * URL, each scrubbed where it is made. With no listener set, nothing is built: one check per attempt.
@@ -38,7 +38,7 @@ export function observe(
   call: ObservedCall,
   attempt: number,
   token: string,
-  headers: Readonly<Record<string, string>>,
+  headers: Headers,
   send: (traceHeaders?: Readonly<Record<string, string>>) => Promise<Response>,
 ): Promise<Response> {
   const { hooks, logger } = listeners;
@@ -49,7 +49,7 @@ export function observe(
   const record: RequestTrace = { method: call.method, route: call.route, origin: listeners.origin, url: call.url, attempt };
   const url = new URL(call.url);
   const { method, route } = record;
-  callHook(hooks.onRequest, () => ({ method, url: url.href, route, attempt, headers: headersView(new Headers(headers), token) }));
+  callHook(hooks.onRequest, () => ({ method, url: url.href, route, attempt, headers: headersView(headers, token) }));
   const started = performance.now();
   let response: Response | undefined;
   // The traced function returns nothing: the channel would put its result on the context.

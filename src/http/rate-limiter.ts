@@ -12,7 +12,7 @@
  * With no limit stated, a spent quota (`RateLimit-Remaining: 0`) is a block, and the calls a block held go out spread
  * over up to one more wait. `RedisRateLimiter` (@postsched/sdk/redis) keeps both in Redis for every process.
  */
-import { optionalFunction } from '../core/invalid-option.js';
+import { invalidOption, optionalFunction } from '../core/invalid-option.js';
 import { parseRateLimit } from '../core/rate-limit.js';
 import { callHook } from './hooks.js';
 import { retryAfterMs } from './retry.js';
@@ -39,7 +39,8 @@ export interface RateLimitEvent {
 export interface RateLimiterOptions {
   /**
    * The scope of a block: the user id by default (a lone `PostSched`: `default`). A string puts every user in one
-   * scope (a limit per app); a function maps a user id to its scope (per connected account, per tenant).
+   * scope (a limit per app); a function maps a user id to its scope (per connected account, per tenant). It must
+   * return a string: anything else is a `ValidationError` when that user's client is made.
    */
   key?: string | ((userId: string) => string);
   /** Called when a key becomes limited (or its block is extended) and when the block passes. Never given a token. */
@@ -211,7 +212,14 @@ export class RateLimiter {
   /** The key of `userId`'s calls. @internal */
   keyOf(userId: string): string {
     const key = this.#key;
-    return key === undefined ? userId : typeof key === 'string' ? key : String(key(userId));
+    if (key === undefined) return userId;
+    if (typeof key === 'string') return key;
+    const scope: unknown = key(userId);
+    // Never String(scope): every user whose function returned `undefined` would share the scope "undefined".
+    if (typeof scope !== 'string') {
+      invalidOption('key', `returned ${scope == null ? String(scope) : `a value of type ${typeof scope}`} for a user id: it must return a string, that user's scope (e.g. \`(userId) => tenantOf(userId)\`).`);
+    }
+    return scope;
   }
 
   /** What `key`'s limit is now. */

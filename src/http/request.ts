@@ -1,17 +1,28 @@
 /**
- * The request pipeline, once for every resource, read top to bottom. It owns its retry loop instead of using ky's:
- * this service's rules decide every re-send (a POST only with an idempotency key, after a 429 or when the connection
- * never left; `Retry-After` to the millisecond, capped, else the call fails with the wait on its error; a streamed
- * body never twice), a 401 gets one token refresh and one re-send, each attempt reads the token again (one
- * refreshed during a wait is sent), and each attempt is told once to the logger, the hooks and the TracingChannel.
- * ky's `retry` can say none of that, so ky makes one attempt (`retry: 0`, `throwHttpErrors: false`): the request, the
- * time-out and the caller's signal, with fetch and the bounded read of the answer inside them (`#fetch`).
+ * The request pipeline, once for every resource, read top to bottom. ky is the engine: each call is one `ky()` call,
+ * and ky runs the attempts: its `retry` loop (`limit`, `methods`, `shouldRetry`, `delay`, the wait under the caller's
+ * signal), its `timeout` around each attempt, its `beforeRequest` hook before each, `HTTPError` / `TimeoutError`
+ * mapped here to the SDK's error classes. The SDK's own code stays only where ky cannot say a rule:
+ * - whether and when to send again (retry.ts, asked by `shouldRetry`, its wait handed to ky's `delay`): ky's
+ *   `methods` cannot say "a POST with an idempotency key, after a 429, or when the connection never left";
+ *   ky reads a `Retry-After` of `-5` as "now" and `1e400` as its cap, and past `maxRetryAfter` it waits the cap and
+ *   retries, where the SDK ignores the first, and fails the others with a `RateLimitError` carrying the wait;
+ * - a 401 gets one token refresh and one re-send at once, not counted as a retry (ky counts every re-send in its
+ *   `limit`: its `limit` is the call's `maxRetries` plus that one);
+ * - each attempt waits its turn from the rate limiter and reads the token again (`beforeRequest`: a token refreshed
+ *   during a wait is sent), then tells the limiter what the answer said (`#attempt`);
+ * - each attempt is reported once to the logger, the hooks and the TracingChannel (`#attempt` → attempt.ts:
+ *   ky's hooks see no time-out and no answer's duration);
+ * - each call runs inside its `postsched:call` trace (`#execute`, core/tracing.ts): its waits, token requests and
+ *   attempts; a trace subscriber's `traceparent` goes with each attempt (`withTraceHeaders`);
+ * - the answer read up to `maxResponseBytes` inside the attempt's time-out, and a streamed upload attached by the
+ *   attempt, never given to ky, whose per-attempt `Request.clone()` would tee it (`#fetch`);
+ * - the token goes only to the base URL's origin: redirects are answered (`redirect: 'manual'`), never followed.
  *
- * A call: `#prepare` checks its options and builds what every attempt sends; then `#execute` loops, each attempt:
- * token → `#send` → ok? parse : 401 once? refresh the token, send again : retry? wait : throw.
+ * A call: `#prepare` checks its options and builds what ky takes; ky then runs the attempts, each:
+ * turn + token (`beforeRequest`) → `#attempt` (fetch, read, observed) → ok? parse : `shouldRetry`? wait : throw.
  */
-import type { Options as KyOptions } from 'ky';
-import { isTimeoutError, ky, loadKy } from '#ky';
+import ky, { HTTPError, isTimeoutError, type BeforeRequestHook, type Options as KyOptions } from 'ky';
 import { PostSchedError } from '../core/base-error.js';
 import { readBody } from '../core/buffer-response.js';
 import { ConnectionError, RateLimitError, RedirectError, TimeoutError } from '../core/errors.js';
@@ -32,17 +43,25 @@ import { GO, type RateLimiter, type Turn } from './rate-limiter.js';
 /** A call without options: on a null prototype, as `checkOptions` gives them (`Object.prototype.timeoutMs` is no option). */
 const NO_OPTIONS: WriteRequestOptions = Object.freeze(Object.create(null));
 
-/** A call as `#prepare` made it: what every attempt sends. Only `tokens` grows. */
+/** Every method the SDK sends: ky's `methods` lets each through to `shouldRetry`, which applies the rules (retry.ts). */
+const ALL_METHODS = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options', 'trace'];
+
+/** A call as `#prepare` made it, and what its attempts learnt so far. */
 interface Call<T> extends ObservedCall {
   readonly spec: RequestSpec<T>;
-  /** The call's own headers (a body, an idempotency key, `headers`); `undefined`: the client's. */
-  readonly headers: Readonly<Record<string, string>> | undefined;
   readonly timeoutMs: number;
   readonly rules: RetryRules;
-  /** What ky takes; `headers` set by each attempt (they carry its token). */
-  readonly ky: KyOptions;
   /** The token of each attempt sent so far: cut out of anything the server echoes; its length numbers the attempts. */
   readonly tokens: string[];
+  /** What the refresh after a 401 gave: sent from then on. */
+  fresh: string | undefined;
+  /** Retries made (the 401's re-send is none). */
+  retries: number;
+  /** The quota window of this attempt's turn (0: none), and whether its answer set the user's block. */
+  window: number;
+  blockedByThis: boolean;
+  /** The wait `shouldRetry` decided, which ky's `delay` gives it. */
+  delayMs: number;
 }
 
 /** The request pipeline of one client. @internal */
@@ -51,7 +70,6 @@ export class Pipeline {
   readonly #tokens: TokenSource;
   /** The rate limiter's key of this client's calls (its user). */
   readonly #limitKey: string;
-  #tokenHeaders: { token: string; headers: Readonly<Record<string, string>> } | undefined;
   /** Whether any call of this client had a 2xx: its base URL is then right, and a 404 is about the item. */
   #answered = false;
   /** This client's requests on their way: an answer's `RateLimit-Remaining` does not count them yet. */
@@ -73,67 +91,31 @@ export class Pipeline {
   }
 
   async #execute<T>(specOrBuild: RequestSpec<T> | (() => RequestSpec<T>)): Promise<PipelineResult<T>> {
-    const call = this.#prepare(typeof specOrBuild === 'function' ? specOrBuild() : specOrBuild);
-    // The call on `postsched:call`: its token requests and attempts happen inside it.
-    return traceCall(() => ({ method: call.method, route: call.route, origin: this.#config.origin }), () => this.#attempts(call));
+    const spec = typeof specOrBuild === 'function' ? specOrBuild() : specOrBuild;
+    const [call, options] = this.#prepare(spec);
+    // The call on `postsched:call`: its waits, token requests and attempts (all in ky's run) happen inside it.
+    return traceCall(() => ({ method: call.method, route: call.route, origin: this.#config.origin }), () => this.#run(spec, call, options));
   }
 
-  async #attempts<T>(call: Call<T>): Promise<PipelineResult<T>> {
-    const { signal, tokens } = call;
-    const limiter = this.#config.rateLimiter;
-    const key = this.#limitKey;
-    let fresh: string | undefined; // what the refresh after a 401 gave: sent from then on
-    for (let retries = 0; ; ) {
-      let response: Response | undefined;
-      let failure: unknown;
-      let blockedByThis = false; // this call's answer set the user's block
-      // The user's turn: at once (a Map lookup) unless the service told its calls to wait, or the requests its
-      // quota allows until the reset are all taken; `window`: the quota window this call counts in (0: none).
-      const turn = limiter.take(key);
-      const window = turn === GO ? 0 : await waitTurn(limiter, key, turn, call, this.#config.origin);
-      try {
-        // The token, before the attempt's time-out starts: at hand (a fixed token, a fresh cached one) without a wait.
-        const token = fresh ?? this.#tokens.peek() ?? (await tokenWait(this.#tokens.get(), call));
-        this.#sending++;
-        try {
-          response = await this.#send(call, token, tokens.push(token));
-        } finally {
-          this.#sending--;
-        }
-        blockedByThis = limiter.learn(key, response, window, this.#sending);
-        // A 401, once: a newer token and the call sent again at once (Assumptions table, "Errors"). A streamed upload
-        // cannot be sent again, and a 401 that no newer token answers stands.
-        if (response.status === 401 && fresh === undefined && call.rules.bodyReplayable) {
-          fresh = await tokenWait(this.#tokens.refresh(token), call);
-          if (fresh !== undefined) {
-            retrying(this.#config.hooks, call, tokens.length + 1, 0, 401);
-            continue;
-          }
-        }
-      } catch (error) {
-        response = undefined;
-        failure = error;
-      }
+  /** ky runs the call's attempts; a failure becomes the SDK's error, an answer is parsed. */
+  async #run<T>(spec: RequestSpec<T>, call: Call<T>, options: KyOptions): Promise<PipelineResult<T>> {
+    let response: Response;
+    try {
+      response = await ky(call.url, options);
+    } catch (error) {
       // Like fetch, an aborted call rejects with the signal's reason (an AbortError unless the caller gave one).
-      if (signal?.aborted === true) throw signal.reason;
-      if (response?.ok === true) {
-        this.#answered = true;
-        return parse(call.spec, response, tokens);
+      if (call.signal?.aborted === true) throw call.signal.reason;
+      if (error instanceof HTTPError) {
+        throw apiError(error.response, call.tokens, this.#answered ? undefined : { baseUrl: this.#config.baseUrl, spec });
       }
-      const delayMs = retryDelay(response, failure, retries, call.rules);
-      if (delayMs === undefined) {
-        throw response === undefined ? failure : apiError(response, tokens, this.#answered ? undefined : { baseUrl: this.#config.baseUrl, spec: call.spec });
-      }
-      retries++;
-      retrying(this.#config.hooks, call, tokens.length + 1, delayMs, response?.status, failure);
-      // The call whose answer set the block goes again when it ends, to the millisecond; a call the block holds
-      // otherwise waits for its turn at the top of the loop.
-      if (blockedByThis || limiter.waitMs(key) === 0) await sleep(delayMs, signal);
+      throw sdkError(error, call);
     }
+    this.#answered = true;
+    return parse(spec, response, call.tokens);
   }
 
-  /** The call's options checked, and what every attempt sends built once: the URL with its query, headers, body. */
-  #prepare<T>(spec: RequestSpec<T>): Call<T> {
+  /** The call's options checked, and what ky takes built once: the URL with its query, headers, body, retry, hooks. */
+  #prepare<T>(spec: RequestSpec<T>): [Call<T>, KyOptions] {
     const config = this.#config;
     const options: WriteRequestOptions = spec.options === undefined ? NO_OPTIONS : checkOptions(spec.options, spec.method === 'GET' ? READ_OPTIONS : WRITE_OPTIONS, 'this call', clientOption);
     const { signal, idempotencyKey } = options;
@@ -143,31 +125,19 @@ export class Pipeline {
     const timeoutMs = integerOption(options.timeoutMs, 'timeoutMs', config.timeoutMs, 1, MAX_TIMEOUT_MS);
     const maxRetries = integerOption(options.maxRetries, 'maxRetries', config.maxRetries, 0, MAX_RETRIES);
 
-    // The client's headers are computed once (#withToken); a call with its own, or with a body, gets a copy.
-    let headers: Record<string, string> | undefined;
+    // The client's headers are shared by its calls; a call with its own, or with a body, gets a copy.
+    let headers = config.headers;
     if (options.headers !== undefined || idempotencyKey !== undefined || spec.body !== undefined || spec.json !== undefined) {
       const own = checkedHeaders(options.headers, 'headers');
       if (idempotencyKey !== undefined) setChecked(own, 'idempotency-key', idempotencyKey, 'idempotencyKey');
       if (spec.body !== undefined) own.set('content-type', spec.body.contentType);
-      headers = { ...config.headers, ...Object.fromEntries(own), accept: 'application/json' };
-      if (spec.json !== undefined) headers['content-type'] ??= 'application/json';
+      const copy: Record<string, string> = { ...config.headers, ...Object.fromEntries(own), accept: 'application/json' };
+      if (spec.json !== undefined) copy['content-type'] ??= 'application/json';
+      headers = copy;
     }
     const json = options.extraBody === undefined ? spec.json : withExtraBody(spec.json, options.extraBody);
     const query = options.extraQuery === undefined ? spec.query : withExtraQuery(spec.query, options.extraQuery);
 
-    // Only what differs from ky's defaults: ky copies every key it is given on every attempt.
-    const kyOptions: KyOptions = {
-      timeout: timeoutMs,
-      retry: 0, // the loop decides every retry
-      throwHttpErrors: false, // and reads every status itself
-      // A redirect is answered, not followed (RedirectError): following would send the headers and a write
-      // elsewhere, and a 303 would turn it into a GET whose answer came back as the write's.
-      redirect: 'manual',
-      fetch: (request, init) => this.#fetch(request as Request, init, call), // ky always passes a Request
-    };
-    if (spec.method !== 'GET') kyOptions.method = spec.method;
-    if (signal !== undefined) kyOptions.signal = signal;
-    if (json !== undefined) kyOptions.body = jsonText(json, options.extraBody);
     const call: Call<T> = {
       method: spec.method,
       route: spec.route,
@@ -175,7 +145,6 @@ export class Pipeline {
       url: withQuery(`${config.baseUrl}/${spec.path}`, query),
       signal,
       spec,
-      headers,
       timeoutMs,
       rules: {
         method: spec.method,
@@ -184,44 +153,90 @@ export class Pipeline {
         maxRetryAfterMs: config.maxRetryAfterMs,
         maxRetries,
       },
-      ky: kyOptions,
       tokens: [],
+      fresh: undefined,
+      retries: 0,
+      window: 0,
+      blockedByThis: false,
+      delayMs: 0,
     };
-    return call;
-  }
-
-  /** One attempt, numbered `attempt`, with `token` (RFC 6750 §2.1), told to every listener that is set (attempt.ts). */
-  #send(call: Call<unknown>, token: string, attempt: number): Promise<Response> {
-    const headers = call.headers === undefined ? this.#withToken(token) : { ...call.headers, authorization: `Bearer ${token}` };
-    return observe(this.#config, call, attempt, token, headers, (trace) => this.#exchange(call, trace === undefined ? headers : withTraceHeaders(headers, trace)));
+    const turnAndToken: BeforeRequestHook = async (request) => {
+      const limiter = config.rateLimiter;
+      const turn = limiter.take(this.#limitKey);
+      call.window = turn === GO ? 0 : await waitTurn(limiter, this.#limitKey, turn, call, config.origin);
+      // The token, before the attempt's time-out starts: at hand (a fixed token, a fresh cached one) without a wait.
+      const token = call.fresh ?? this.#tokens.peek() ?? (await tokenWait(this.#tokens.get(), call));
+      call.tokens.push(token);
+      request.headers.set('authorization', `Bearer ${token}`); // RFC 6750 §2.1
+    };
+    const kyOptions: KyOptions = {
+      headers,
+      timeout: timeoutMs,
+      retry: {
+        limit: maxRetries + 1, // the 401's re-send is not a retry: `shouldRetry` counts the call's `maxRetries`
+        methods: ALL_METHODS,
+        shouldRetry: ({ error }) => this.#shouldRetry(call, error),
+        delay: () => call.delayMs,
+      },
+      hooks: { beforeRequest: [turnAndToken] },
+      // A redirect is answered, not followed (RedirectError): following would send the token and a write
+      // elsewhere, and a 303 would turn it into a GET whose answer came back as the write's.
+      redirect: 'manual',
+      fetch: (request, init) => this.#attempt(call, request as Request, init), // ky always passes a Request
+    };
+    if (spec.method !== 'GET') kyOptions.method = spec.method;
+    if (signal !== undefined) kyOptions.signal = signal;
+    if (json !== undefined) kyOptions.body = jsonText(json, options.extraBody);
+    return [call, kyOptions];
   }
 
   /**
-   * The client's headers with the token: the same object while the token is the same. Built by `Object.assign`, not
-   * a spread of the shared headers: once objects of the same names in the same order have been built key by key and
-   * grown (undici's fetch builds one per request), V8 gives each spread copy a hidden class of its own: about 300
-   * bytes more per client kept (a `UserClients` user).
+   * ky's `fetch`, inside its time-out: one attempt, numbered by its token, told to every listener that is set
+   * (attempt.ts), its answer then told to the rate limiter. Ended by ky's time-out even when the fetch ignores it.
    */
-  #withToken(token: string): Readonly<Record<string, string>> {
-    if (this.#tokenHeaders?.token !== token) this.#tokenHeaders = { token, headers: Object.assign({}, this.#config.headers, { authorization: `Bearer ${token}` }) };
-    return this.#tokenHeaders.headers;
-  }
-
-  /** ky: the request, its time-out and the caller's signal around `#fetch`. Its TimeoutError holds the Request (the token): the SDK's replaces it. */
-  async #exchange(call: Call<unknown>, headers: Readonly<Record<string, string>>): Promise<Response> {
-    // `#ky` (package.json "imports"): evaluated with the SDK in Web builds, on the first call under Node
-    // (http/ky.node.ts), synchronously either way: the first call waits on no I/O that a fake clock would not drive.
-    if (ky === undefined) loadKy();
+  async #attempt(call: Call<unknown>, request: Request, init: RequestInit | undefined): Promise<Response> {
+    const { tokens } = call;
+    const token = tokens[tokens.length - 1] as string;
+    let response: Response;
+    this.#sending++;
     try {
-      // ky copies its options before it reads them: the call's own object, with this attempt's headers, is not kept.
-      call.ky.headers = headers;
-      return await ky!(call.url, call.ky);
-    } catch (error) {
-      throw isTimeoutError(error) ? new TimeoutError(call.timeoutMs) : error;
+      response = await observe(this.#config, call, tokens.length, token, request.headers, (trace) => untilAborted(this.#fetch(withTraceHeaders(request, trace), init, call), request.signal, call));
+    } finally {
+      this.#sending--;
     }
+    call.blockedByThis = this.#config.rateLimiter.learn(this.#limitKey, response, call.window, this.#sending);
+    return response;
   }
 
-  /** ky's `fetch`, inside its time-out: fetch, and the answer's body read up to `maxResponseBytes`; fetch's failures typed. */
+  /**
+   * ky's `shouldRetry`: a 401 gets one newer token and one re-send at once; anything else is sent again by the rules
+   * of retry.ts, after the wait they give, which `delay` hands to ky. `onRetry` is told before the wait.
+   */
+  async #shouldRetry(call: Call<unknown>, error: Error): Promise<boolean> {
+    if (call.signal?.aborted === true) return false;
+    const response = error instanceof HTTPError ? error.response : undefined;
+    // A 401, once: a newer token and the call sent again at once (Assumptions table, "Errors"). A streamed upload
+    // cannot be sent again, and a 401 that no newer token answers stands.
+    if (response?.status === 401 && call.fresh === undefined && call.rules.bodyReplayable) {
+      call.fresh = await tokenWait(this.#tokens.refresh(call.tokens[call.tokens.length - 1] as string), call);
+      if (call.fresh !== undefined) {
+        call.delayMs = 0;
+        retrying(this.#config.hooks, call, call.tokens.length + 1, 0, 401);
+        return true;
+      }
+    }
+    const failure = response === undefined ? sdkError(error, call) : undefined;
+    const delayMs = retryDelay(response, failure, call.retries, call.rules);
+    if (delayMs === undefined) return false;
+    call.retries++;
+    retrying(this.#config.hooks, call, call.tokens.length + 1, delayMs, response?.status, failure);
+    // The call whose answer set the block goes again when it ends, to the millisecond; a call the block holds
+    // otherwise waits for its turn in `beforeRequest`.
+    call.delayMs = call.blockedByThis || this.#config.rateLimiter.waitMs(this.#limitKey) === 0 ? delayMs : 0;
+    return true;
+  }
+
+  /** The attempt's fetch: fetch, and the answer's body read up to `maxResponseBytes`; fetch's failures typed. */
   async #fetch(request: Request, init: RequestInit | undefined, call: Call<unknown>): Promise<Response> {
     const { body } = call.spec;
     // A streamed body never goes through ky (its clone for retries would tee it: the idle branch would hold the whole
@@ -254,11 +269,29 @@ export class Pipeline {
   }
 }
 
-/** `headers` with a trace subscriber's `traceparent` … (tracing.ts), never one that replaces the credentials. */
-function withTraceHeaders(headers: Readonly<Record<string, string>>, trace: Readonly<Record<string, string>>): Record<string, string> {
-  const sent = { ...headers };
-  for (const [name, value] of Object.entries(trace)) if (name.toLowerCase() !== 'authorization') sent[name.toLowerCase()] = value;
-  return sent;
+/** ky's `TimeoutError` holds the Request (the token): the SDK's replaces it. Any other error is the SDK's already. */
+function sdkError(error: unknown, call: Call<unknown>): unknown {
+  return isTimeoutError(error) ? new TimeoutError(call.timeoutMs) : error;
+}
+
+/**
+ * `promise`, or a rejection once `signal` (ky's: the time-out's, or the caller's) aborts: an attempt ends with its
+ * time-out even when a custom fetch ignores the signal, so that its listeners are told it ended.
+ */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, call: Call<unknown>): Promise<T> {
+  const ended = () => (call.signal?.aborted === true ? call.signal.reason : new TimeoutError(call.timeoutMs));
+  if (signal.aborted) return Promise.reject(ended());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(ended());
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/** `request` with a trace subscriber's `traceparent` … (core/tracing.ts) set, never one that replaces the credentials. */
+function withTraceHeaders(request: Request, trace: Readonly<Record<string, string>> | undefined): Request {
+  if (trace !== undefined) for (const [name, value] of Object.entries(trace)) if (name.toLowerCase() !== 'authorization') request.headers.set(name, value);
+  return request;
 }
 
 /** `url` with the query's defined parameters, as ky's `searchParams` would add them. */

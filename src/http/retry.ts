@@ -1,6 +1,7 @@
 /**
  * The retry rules ("Retries of writes" and "Rate limits" in the README's Assumptions table): for a failed attempt,
- * whether the call is sent again and after how long. request.ts runs the loop; this file only decides:
+ * whether the call is sent again and after how long. ky runs the loop (request.ts: its `shouldRetry` asks here, its
+ * `delay` gives the wait decided here); this file only decides:
  * - POST and PATCH are never re-sent unless the call has an idempotency key, the answer was 429, or the
  *   connection failed before the request could leave;
  * - how long to wait: the service's `Retry-After` / `RateLimit-Reset` when usable (to the millisecond), else

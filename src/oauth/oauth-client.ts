@@ -176,7 +176,12 @@ export class OAuthClient {
    */
   async exchangeCode(callback: string | URL | URLSearchParams, checks: CallbackChecks): Promise<TokenSet> {
     if (typeof checks !== 'object' || checks === null) {
-      invalidOption('checks', 'must be the { state, codeVerifier } saved by createAuthorizationUrl().');
+      invalidOption(
+        'checks',
+        `must be the { state, codeVerifier } saved by createAuthorizationUrl(), got ${String(checks)}. ` +
+          'Often the session that saved them was lost: its cookie was not sent back with the callback (a `secure` cookie over http, SameSite), ' +
+          'or the callback reached another host or port than the one that started the flow (localhost vs 127.0.0.1): start it where the redirect URI points.',
+      );
     }
     checks = checkOptions(checks); // own properties only; the whole AuthorizationRequest (with its url) may be passed
     requireString(checks.state, 'state');

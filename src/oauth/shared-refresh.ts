@@ -10,6 +10,7 @@
  * Kept per `TokenRefresher` (the `oauth` of the managers): managers of one app share one `OAuthClient`, and two
  * services (or two tests) whose tokens happen to be equal never mix.
  */
+import type { ReauthorizationReason } from './errors.js';
 import { copyTokenSet } from './token-set.js';
 import type { TokenRefresher, TokenSet } from './types.js';
 
@@ -22,6 +23,8 @@ interface Shared {
   readonly successors: Map<string, TokenSet>;
   /** Refresh tokens of the successors this process's refreshes obtained that no store holds yet: kept past the bound. */
   readonly unstored: Set<string>;
+  /** Refresh tokens the service refused (`invalid_grant`, …), oldest first, with the reason: never sent again. */
+  readonly refused: Map<string, ReauthorizationReason>;
 }
 
 const byRefresher = new WeakMap<TokenRefresher, Shared>();
@@ -29,7 +32,7 @@ const byRefresher = new WeakMap<TokenRefresher, Shared>();
 function shared(oauth: TokenRefresher): Shared {
   let found = byRefresher.get(oauth);
   if (found === undefined) {
-    found = { inFlight: new Map(), successors: new Map(), unstored: new Set() };
+    found = { inFlight: new Map(), successors: new Map(), unstored: new Set(), refused: new Map() };
     byRefresher.set(oauth, found);
   }
   return found;
@@ -76,6 +79,18 @@ export function recordRotation(oauth: TokenRefresher, previous: TokenSet, next: 
 /** A store holds `tokens` (read from it, or written and acknowledged): the rotation to them may be forgotten. */
 export function recordStored(oauth: TokenRefresher, tokens: TokenSet): void {
   if (tokens.refreshToken !== undefined) shared(oauth).unstored.delete(tokens.refreshToken);
+}
+
+/** The service refused `refreshToken` for `reason`: this process never sends it again (bounded like the rotations). */
+export function recordRefused(oauth: TokenRefresher, refreshToken: string, reason: ReauthorizationReason): void {
+  const { refused } = shared(oauth);
+  refused.set(refreshToken, reason);
+  if (refused.size > REMEMBERED_ROTATIONS) refused.delete(refused.keys().next().value as string);
+}
+
+/** Why the service refused `refreshToken` earlier in this process, or `undefined` when it never did. */
+export function refusedReason(oauth: TokenRefresher, refreshToken: string | undefined): ReauthorizationReason | undefined {
+  return refreshToken === undefined ? undefined : shared(oauth).refused.get(refreshToken);
 }
 
 /**

@@ -4,8 +4,8 @@
 import { FreshToken } from './fresh-token.js';
 import { inspectAs } from './inspect.js';
 import { MemoryTokenStore } from './memory-token-store.js';
-import { RefreshCoordinator } from './refresh-coordinator.js';
-import { SavedTokens } from './saved-tokens.js';
+import { TokenRefresh } from './token-refresh.js';
+import { TokenStoreAdapter } from './token-store-adapter.js';
 import { describeTokens, tokenSetProblem } from './token-set.js';
 import type { AccessTokenProvider, TokenRefresher, TokenSet, TokenStore } from './types.js';
 import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction, optionNames, refusal } from '../core/invalid-option.js';
@@ -97,10 +97,10 @@ export class TokenManager implements AccessTokenProvider {
   readonly refreshMarginMs: number;
   /** The token handed out and until when: all the hot path reads. */
   readonly #fresh: FreshToken;
-  /** What the store holds, and the tokens still to be saved there. */
-  readonly #saved: SavedTokens;
-  /** The store reads and refreshes in progress, one at a time. */
-  readonly #flights: RefreshCoordinator;
+  /** The store's calls, bounded and checked (no state). */
+  readonly #store: TokenStoreAdapter;
+  /** The refresh, one sequence: the store reads and refreshes in progress, one at a time, and the tokens still to save. */
+  readonly #refresh: TokenRefresh;
 
   constructor(options: TokenManagerOptions) {
     options = checkOptions(options ?? {}, TOKEN_MANAGER_OPTIONS, 'new TokenManager()');
@@ -117,10 +117,8 @@ export class TokenManager implements AccessTokenProvider {
     const lockTimeoutMs = integerOption(options.lockTimeoutMs, 'lockTimeoutMs', DEFAULT_LOCK_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
     const { oauth, onTokens, userId } = options;
     const fresh = (this.#fresh = new FreshToken(this.refreshMarginMs));
-    // The re-read after a save inside the lock is a flight as a call makes; its failure is left to the next call.
-    const recheck = () => void this.#flights.join().catch(noop);
-    const saved = (this.#saved = new SavedTokens({ oauth, store, onTokens, storeTimeoutMs, userId, fresh, recheck }));
-    this.#flights = new RefreshCoordinator({ oauth, store, fresh, saved, lockTimeoutMs, storeTimeoutMs });
+    const adapter = (this.#store = new TokenStoreAdapter({ store, onTokens, storeTimeoutMs, userId }));
+    this.#refresh = new TokenRefresh({ oauth, store: adapter, fresh, lockTimeoutMs, storeTimeoutMs });
     // Shown by console.log / util.inspect: the margin and the expiry, never a token.
     inspectAs(this, () => `TokenManager { refreshMarginMs: ${this.refreshMarginMs}, ${describeTokens(this.#fresh.tokens)} }`);
   }
@@ -137,7 +135,7 @@ export class TokenManager implements AccessTokenProvider {
     const token = this.#fresh.peek();
     if (token !== undefined) return Promise.resolve(token);
     // Else the flight in progress (a store read, and a refresh when what the store holds will not do), or a new one.
-    return this.#flights.join().then(accessTokenOf);
+    return this.#refresh.join().then(accessTokenOf);
   }
 
   /**
@@ -165,7 +163,7 @@ export class TokenManager implements AccessTokenProvider {
     }
     const token = this.#fresh.peek(rejectedAccessToken);
     if (token !== undefined) return Promise.resolve(token);
-    return this.#flights.force(rejectedAccessToken).then(accessTokenOf);
+    return this.#refresh.force(rejectedAccessToken).then(accessTokenOf);
   }
 
   /**
@@ -176,12 +174,12 @@ export class TokenManager implements AccessTokenProvider {
    * await manager.setTokens(await oauth.exchangeCode(callbackUrl, session.oauth))
    */
   async setTokens(tokens: TokenSet): Promise<void> {
-    const problem = tokenSetProblem(tokens) ?? (this.#saved.isOthers(tokens) ? "is stamped with another user's id (`userId`)" : undefined);
+    const problem = tokenSetProblem(tokens) ?? (this.#store.isOthers(tokens) ? "is stamped with another user's id (`userId`)" : undefined);
     if (problem !== undefined) invalidOption('tokens', `${problem}: pass the TokenSet from exchangeCode() to setTokens().`);
-    const stamped = this.#saved.stamp(tokens);
-    await this.#flights.settled();
+    const stamped = this.#store.stamp(tokens);
+    await this.#refresh.settled();
     // A new sign-in replaces whatever is stored: no compare-and-set.
-    await this.#saved.replace(stamped);
+    await this.#refresh.replace(stamped);
   }
 
   /**
@@ -189,7 +187,7 @@ export class TokenManager implements AccessTokenProvider {
    * exist nowhere else, so `UserClients` keeps the manager until they are saved.
    */
   get unsaved(): boolean {
-    return this.#saved.pending !== undefined;
+    return this.#refresh.unsaved;
   }
 
   /**
@@ -197,13 +195,13 @@ export class TokenManager implements AccessTokenProvider {
    * bounded by `storeTimeoutMs`); rejects with the `TokenStoreError` when they still cannot be saved.
    */
   async saveUnsaved(): Promise<void> {
-    await this.#flights.settled();
-    await this.#saved.settlePending();
+    await this.#refresh.settled();
+    await this.#refresh.settlePending();
   }
 
   /** The current TokenSet, as the store holds it (`undefined` before `setTokens`). Treat it as a password. */
   async getTokens(): Promise<TokenSet | undefined> {
-    return this.#saved.snapshot();
+    return this.#refresh.snapshot();
   }
 
   /** What `JSON.stringify` shows: the settings, never a token. */
@@ -214,8 +212,6 @@ export class TokenManager implements AccessTokenProvider {
     return { refreshMarginMs: this.refreshMarginMs };
   }
 }
-
-function noop(): void {}
 
 function accessTokenOf(tokens: TokenSet): string {
   return tokens.accessToken;

@@ -1,29 +1,40 @@
 /**
- * The TokenSet as a value: its one shape check, copy, comparison, inspect text and compare-and-set rule, used by the
- * token manager and by every token store (MemoryTokenStore, RedisTokenStore's codec, …).
- *
- * The check is written out rather than a zod schema: it runs in the main entry (every `setTokens` and every store
- * read), where zod/mini would add about 5.5 KB gz for six fields, and a second, schema-made check of the same shape
- * in the stores could disagree with it.
+ * The TokenSet as a value: its one shape check (a zod/mini schema), copy, comparison, inspect text and
+ * compare-and-set rule, used by the token manager and by every token store (MemoryTokenStore, the Redis and
+ * PostgreSQL stores' stored JSON, …).
  */
+import * as z from 'zod/mini';
 import type { TokenSet, TokenStoreSetOptions } from './types.js';
 
+/** Each issue's message is a phrase starting with `is` or `has` that names the field and never quotes a value. */
+const got = (phrase: string) => ({ error: (issue: { input?: unknown }) => `${phrase} (got ${kind(issue.input)})` });
+
 /**
- * What is wrong with `value` as a TokenSet, or `undefined`: a phrase starting with `is` or `has` that names the field
- * and never quotes a value ("has no accessToken string (got a number)"). Enough of a check that a wrong object fails
- * where it enters (setTokens, a store's get, a stored value), not at the first API call. Unknown fields are kept.
+ * A TokenSet, as `setTokens` takes it and the stores keep it (JSON in Redis and PostgreSQL): a non-empty
+ * `accessToken`, an optional `refreshToken`, `expiresAt` in epoch ms inside Date's range (so every date computed
+ * from it, and util.inspect, works), string `scopes` and `tokenType: 'bearer'`. Unknown fields are kept.
+ */
+export const TokenSetSchema = /* @__PURE__ */ z.looseObject(
+  {
+    accessToken: /* @__PURE__ */ z.string(/* @__PURE__ */ got('has no accessToken string')).check(/* @__PURE__ */ z.minLength(1, 'has no accessToken string (got a string)')),
+    refreshToken: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.string(/* @__PURE__ */ got('has a refreshToken that is not a string'))),
+    expiresAt: /* @__PURE__ */ z.custom<number>((ms) => typeof ms === 'number' && isDateTime(ms), 'has no numeric expiresAt (epoch ms)'),
+    scopes: /* @__PURE__ */ z.array(/* @__PURE__ */ z.string('has no scopes array of strings'), 'has no scopes array of strings'),
+    tokenType: /* @__PURE__ */ z.literal('bearer', "has a tokenType other than 'bearer'"),
+  },
+  {
+    error: (issue) =>
+      typeof issue.input === 'string' ? 'is a string, not a TokenSet object (parse it with JSON.parse first)' : `is ${kind(issue.input)}, not a TokenSet object`,
+  },
+);
+
+/**
+ * What is wrong with `value` as a TokenSet, or `undefined`: the first issue of `TokenSetSchema` ("has no accessToken
+ * string (got a number)"). Enough of a check that a wrong object fails where it enters (setTokens, a store's get, a
+ * stored value), not at the first API call.
  */
 export function tokenSetProblem(value: unknown): string | undefined {
-  const t = value as Partial<Record<keyof TokenSet, unknown>> | null;
-  if (typeof t === 'string') return 'is a string, not a TokenSet object (parse it with JSON.parse first)';
-  if (typeof t !== 'object' || t === null) return `is ${t === null ? 'null' : `a ${typeof t}`}, not a TokenSet object`;
-  if (typeof t.accessToken !== 'string' || t.accessToken === '') return `has no accessToken string (got ${kind(t.accessToken)})`;
-  if (t.refreshToken !== undefined && typeof t.refreshToken !== 'string') return `has a refreshToken that is not a string (got ${kind(t.refreshToken)})`;
-  // Inside Date's range, so every date computed from it (and util.inspect) works.
-  if (typeof t.expiresAt !== 'number' || !isDateTime(t.expiresAt)) return 'has no numeric expiresAt (epoch ms)';
-  if (!Array.isArray(t.scopes) || !t.scopes.every((s) => typeof s === 'string')) return 'has no scopes array of strings';
-  if (t.tokenType !== 'bearer') return "has a tokenType other than 'bearer'";
-  return undefined;
+  return TokenSetSchema.safeParse(value).error?.issues[0]?.message;
 }
 
 /**

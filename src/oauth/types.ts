@@ -102,6 +102,14 @@ export interface TokenStoreLockOptions<T> {
    * token being replaced, which the service refuses.
    */
   leaseMs?: number;
+  /**
+   * For a store whose lock is a lease that expires: when the lease is taken from a holder whose lease expired without
+   * being released (its process stalled or died, or its store was down past the lease while it saved refreshed tokens),
+   * how long to watch the tokens (`whileWaiting`) for that holder's save before running `fn`, in ms. The holder's
+   * refresh may have rotated the refresh token the store still holds: refreshing with it at once could get the
+   * grant revoked. The manager passes `storeTimeoutMs` + 1 s (a live holder retries its save at least every second).
+   */
+  pendingSaveMs?: number;
 }
 
 /** What the request pipeline needs from a token source; `TokenManager` implements it. */

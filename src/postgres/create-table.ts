@@ -1,5 +1,5 @@
 /** `createTokenTable` and `tokenTableSql`: the token table, made by the SDK or by the app's own migrations. */
-import { checkPool, type PgPoolLike } from './pg-connection.js';
+import { checkPool, PgConnection, type PgPoolLike } from './pg-connection.js';
 import { tableName, tableSql } from './token-table.js';
 
 /** Options of `createTokenTable` and `tokenTableSql`. */
@@ -22,13 +22,26 @@ export function tokenTableSql(options: TokenTableOptions = {}): string {
   return tableSql(tableName(options.table));
 }
 
+/** How long `createTokenTable` waits, other processes' creation of the table included. */
+const CREATE_TIMEOUT_MS = 30_000;
+
+/**
+ * A transaction-scoped advisory lock (an arbitrary constant: "psch"), so that processes creating the table at once
+ * run one after the other. Unlocked, two `CREATE TABLE IF NOT EXISTS` can both find no table and the second fails
+ * (23505 on the table's row type, 42710 on the index). One query of several statements is one implicit transaction,
+ * which the lock lasts.
+ */
+const SERIALIZED = 'SELECT pg_advisory_xact_lock(1886610280);\n';
+
 /**
  * Makes the token table if it does not exist yet (run once at start-up, or use `tokenTableSql()` in a migration).
+ * Processes that call it at once all succeed. Every failure is a `PostgresTokenStoreError` (`code: 'refused'` with
+ * its `sqlState` when PostgreSQL refused the statement, e.g. 42501 in a schema the role may not write to).
  *
  * @example
  * await createTokenTable(pool, { table: 'postsched_tokens' })
  */
 export async function createTokenTable(pool: PgPoolLike, options: TokenTableOptions = {}): Promise<void> {
-  const sql = tokenTableSql(options);
-  await checkPool(pool).query({ text: sql });
+  const table = tableName(options.table);
+  await new PgConnection(checkPool(pool), { key: '', table: table.name }, CREATE_TIMEOUT_MS).run('set', SERIALIZED + tableSql(table));
 }

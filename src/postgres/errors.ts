@@ -10,13 +10,17 @@ import type { StoredTokensProblem } from '../redis/errors.js';
  * What went wrong:
  * - `unavailable`: PostgreSQL refused the connection, ended it (a restart, `pg_terminate_backend`) or answered with an
  *   error (`sqlState` says which); nothing was decided, retry later;
+ * - `refused`: PostgreSQL refused the statement for good (`sqlState` says why: 22021 a value it cannot store, 42501
+ *   no permission, 0A000 not supported); retrying will not help;
+ * - `bad_result`: the pool answered something that is not a node-postgres result (`undefined`, `{}`, `{ rows: null }`);
+ *   the statement may have landed;
  * - `timeout`: no answer within `statementTimeoutMs` (a pool with no free connection, a statement waiting for a lock,
  *   a server that does not answer); the statement may still land;
  * - `lock_timeout`: another process held the row's lock for longer than `lockWaitMs`;
  * - `lock_lost`: `set()` inside `lock()` ran after the lock had expired (`lockTtlMs`): nothing was written;
  * - `unreadable`: the stored value is not a token set this store can read (`problem` says why).
  */
-export type PostgresTokenStoreErrorCode = 'unavailable' | 'timeout' | 'lock_timeout' | 'lock_lost' | 'unreadable';
+export type PostgresTokenStoreErrorCode = 'unavailable' | 'refused' | 'bad_result' | 'timeout' | 'lock_timeout' | 'lock_lost' | 'unreadable';
 
 /**
  * Every failure of `PostgresTokenStore`.
@@ -31,7 +35,7 @@ export class PostgresTokenStoreError extends TokenStoreError {
   static override readonly id: string = 'PostgresTokenStoreError';
   /** What went wrong. */
   readonly code: PostgresTokenStoreErrorCode;
-  /** The row's key (a name chosen by the app, not a secret). */
+  /** The row's key (a name chosen by the app, not a secret); empty for a failure of `createTokenTable`. */
   readonly key: string;
   /** The table. */
   readonly table: string;
@@ -46,7 +50,8 @@ export class PostgresTokenStoreError extends TokenStoreError {
     message: string,
     detail: { sqlState?: string | undefined; problem?: StoredTokensProblem; cause?: Error } = {},
   ) {
-    super(where.operation, undefined, [], `Token store "${where.key}" (table ${where.table}) failed during ${where.operation}: ${message}`, detail.cause === undefined ? undefined : { cause: detail.cause });
+    const what = where.key === '' ? `createTokenTable (table ${where.table}) failed` : `Token store "${where.key}" (table ${where.table}) failed during ${where.operation}`;
+    super(where.operation, undefined, [], `${what}: ${message}`, detail.cause === undefined ? undefined : { cause: detail.cause });
     this.code = code;
     this.key = where.key;
     this.table = where.table;

@@ -1,5 +1,5 @@
 /**
- * `@postsched/sdk/postgres`: a token store shared by many processes through a PostgreSQL table.
+ * `@postsched/sdk/postgres`: a token store and a webhook dedupe store shared by many processes through PostgreSQL tables.
  * Node-only entry (`node:async_hooks`); node-postgres (`pg`) is an optional peer dependency, typed structurally and
  * never imported, so it lands in no bundle.
  */
@@ -11,3 +11,6 @@ export { createTokenTable, tokenTableSql, type TokenTableOptions } from './creat
 export { PostgresTokenStoreError, type PostgresTokenStoreErrorCode } from './errors.js';
 export type { PgPoolLike, PgResultLike } from './pg-connection.js';
 export type { StoredTokensProblem } from '../redis/errors.js';
+export { PostgresWebhookDedupe, type PostgresWebhookDedupeOptions } from './postgres-webhook-dedupe.js';
+export { createWebhookDedupeTable, webhookDedupeTableSql, type WebhookDedupeTableOptions } from './webhook-dedupe-table.js';
+export { WebhookDedupeUnavailableError, type RedisWebhookDedupeOperation } from '../redis/webhook-dedupe-error.js';

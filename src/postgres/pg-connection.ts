@@ -43,49 +43,100 @@ export function checkPool(pool: unknown): PgPoolLike {
   return pool as PgPoolLike;
 }
 
-/** Runs statements for one row of one table, each bounded by `timeoutMs`. */
-export class PgConnection {
+/** What a store other than the token store makes of a failure (a time-out, or pg's error scrubbed): its own error. */
+export type PgFailure<Operation extends string> = (operation: Operation, detail: { timeoutMs?: number; cause?: Error; sqlState?: string | undefined }) => Error;
+
+/**
+ * Runs statements for one row of one table, each bounded by `timeoutMs`. Failures are `PostgresTokenStoreError`s, or
+ * what `fail` makes of them (the webhook dedupe's error).
+ */
+export class PgConnection<Operation extends string = TokenStoreOperation> {
   readonly #pool: PgPoolLike;
   readonly #where: { key: string; table: string };
   readonly #timeoutMs: number;
+  readonly #fail: PgFailure<Operation> | undefined;
 
-  constructor(pool: PgPoolLike, where: { key: string; table: string }, timeoutMs: number) {
+  constructor(pool: PgPoolLike, where: { key: string; table: string }, timeoutMs: number, fail?: PgFailure<Operation>) {
     this.#pool = pool;
     this.#where = where;
     this.#timeoutMs = timeoutMs;
+    this.#fail = fail;
   }
 
   /** The rows of `text` run with `values`. */
-  async rows(operation: TokenStoreOperation, text: string, values: unknown[]): Promise<Array<Record<string, unknown>>> {
-    return (await this.#run(operation, text, values)).rows as Array<Record<string, unknown>>;
+  async rows(operation: Operation, text: string, values: unknown[]): Promise<Array<Record<string, unknown>>> {
+    return (await this.#result(operation, text, values)).rows as Array<Record<string, unknown>>;
   }
 
   /** How many rows `text` wrote (or returned). */
-  async count(operation: TokenStoreOperation, text: string, values: unknown[]): Promise<number> {
-    return (await this.#run(operation, text, values)).rowCount ?? 0;
+  async count(operation: Operation, text: string, values: unknown[]): Promise<number> {
+    return (await this.#result(operation, text, values)).rowCount ?? 0;
   }
 
-  #run(operation: TokenStoreOperation, text: string, values: unknown[]): Promise<PgResultLike> {
-    const where = { ...this.#where, operation };
+  /** Runs `text` (several statements: one implicit transaction), whatever it answers. */
+  async run(operation: Operation, text: string): Promise<void> {
+    await this.#run(operation, text, []);
+  }
+
+  /** The pool's answer, checked: a pool (or a wrapper of one) that answers anything else fails typed, not later. */
+  async #result(operation: Operation, text: string, values: unknown[]): Promise<PgResultLike> {
+    const result = (await this.#run(operation, text, values)) as Partial<PgResultLike> | null | undefined;
+    const rowCount = result?.rowCount;
+    if (!Array.isArray(result?.rows) || !(rowCount === null || rowCount === undefined || typeof rowCount === 'number')) {
+      const shown = result === null || typeof result !== 'object' ? String(result) : `an object without a rows array`;
+      const message = `the pool answered ${shown}, not a node-postgres result ({ rows, rowCount }); the statement may have landed. Pass a node-postgres Pool, or make the wrapper return pool.query()'s result.`;
+      throw this.#fail?.(operation, { cause: new Error(message) }) ?? new PostgresTokenStoreError({ ...this.#where, operation: operation as TokenStoreOperation }, 'bad_result', message);
+    }
+    return result as PgResultLike;
+  }
+
+  #run(operation: Operation, text: string, values: unknown[]): Promise<unknown> {
+    const where = { ...this.#where, operation: operation as TokenStoreOperation };
+    const fail = this.#fail;
     // The pool may settle long after the time-out; the promise is settled once, later results are dropped.
     const statement = Promise.resolve()
       .then(() => this.#pool.query({ text, values, query_timeout: this.#timeoutMs }))
       .catch((error: unknown) => {
-        throw unavailable(where, error);
+        throw fail === undefined ? postgresError(where, error) : fail(operation, scrubbed(error));
       });
     return timeBound(
       () => statement,
       this.#timeoutMs,
-      () => new PostgresTokenStoreError(where, 'timeout', `PostgreSQL did not answer within ${this.#timeoutMs} ms (\`statementTimeoutMs\`); the statement may still land. Check the pool's free connections and the server.`),
+      () =>
+        fail?.(operation, { timeoutMs: this.#timeoutMs }) ??
+        new PostgresTokenStoreError(where, 'timeout', `PostgreSQL did not answer within ${this.#timeoutMs} ms (\`statementTimeoutMs\`); the statement may still land. Check the pool's free connections and the server.`),
     );
   }
 }
 
-/** pg's error, as a `PostgresTokenStoreError` holding only a scrubbed copy (name, message, code). */
-function unavailable(where: { key: string; table: string; operation: TokenStoreOperation }, error: unknown): PostgresTokenStoreError {
+/** SQLSTATEs retrying cannot fix: data exceptions (22: 22021 a NUL in text), syntax or access (42, but 42P01: a
+ * table a migration may still make), not supported (0A). */
+const PERMANENT = /^(22|42(?!P01)|0A)/;
+
+/** pg's error as a scrubbed copy (name, message, code: never the statement's values) and its SQLSTATE. */
+function scrubbed(error: unknown): { cause: Error; sqlState: string | undefined; code: string | undefined } {
   const cause = sanitizeCause(error, 0, [], scrubStoreMessage) ?? new Error(`the pg client failed with a non-Error value (${typeof error})`);
   const code = findCode(error);
-  const sqlState = code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
-  const hint = sqlState === '42P01' ? ' Create the table first: `await createTokenTable(pool, { table })`, or run `tokenTableSql()` in a migration.' : '';
-  return new PostgresTokenStoreError(where, 'unavailable', `PostgreSQL failed (${cause.message}${code === undefined ? '' : `, ${code}`}).${hint}`, { sqlState, cause });
+  return { cause, code, sqlState: code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? code : undefined };
+}
+
+/** pg's error, as a `PostgresTokenStoreError` holding only a scrubbed copy (name, message, code). */
+export function postgresError(where: { key: string; table: string; operation: TokenStoreOperation }, error: unknown): PostgresTokenStoreError {
+  const { cause, code, sqlState } = scrubbed(error);
+  return new PostgresTokenStoreError(
+    where,
+    sqlState !== undefined && PERMANENT.test(sqlState) ? 'refused' : 'unavailable',
+    `PostgreSQL failed (${cause.message}${code === undefined ? '' : `, ${code}`}).${sqlState === '42P01' ? missingTable(where.table) : ''}`,
+    { sqlState, cause },
+  );
+}
+
+/** The hint of 42P01: make the table; or, for a name with capitals, the case PostgreSQL folded an unquoted name to. */
+function missingTable(table: string): string {
+  if (table === table.toLowerCase()) return ' Create the table first: `await createTokenTable(pool, { table })`, or run `tokenTableSql()` in a migration.';
+  return (
+    ` The store quotes \`table\`, so "${table}" names a table with exactly those capitals, while a migration that wrote it ` +
+    `unquoted made "${table.toLowerCase()}" (PostgreSQL folds unquoted names to lower case). Pass \`table: '${table.toLowerCase()}'\`, ` +
+    'or make the table with `createTokenTable(pool, { table })` / `tokenTableSql({ table })`, which quote it.'
+  );
 }

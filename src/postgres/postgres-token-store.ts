@@ -4,10 +4,11 @@
  * (src/store/lease-lock.ts, shared with `RedisTokenStore`) tracks its holder with `AsyncLocalStorage`.
  */
 import { constructorOptions, integerOption, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
+import { checkWellFormedId } from '../core/well-formed-id.js';
 import type { ReauthorizationReason } from '../oauth/errors.js';
 import { copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
-import { type EncryptionKey, TokenCipher } from '../redis/token-cipher.js';
+import { type EncryptionKey, storeCipher } from '../redis/token-cipher.js';
 import { type Lease, LeaseLock, lockTimes } from '../store/lease-lock.js';
 import { StoredTokens } from '../redis/stored-tokens.js';
 import { PostgresTokenStoreError } from './errors.js';
@@ -27,11 +28,13 @@ export interface PostgresTokenStoreOptions {
   /** The table made by `createTokenTable` (or your migration of `tokenTableSql()`). Default `postsched_tokens`. */
   table?: string;
   /**
-   * Encrypts the stored tokens with AES-256-GCM, bound to the row's key (a value copied to another row fails to
-   * read): 32 raw bytes (`Uint8Array`/`Buffer`) or their base64 text (`openssl rand -base64 32`). Recommended: a
-   * refresh token is a password, and database contents end up in backups and replicas.
+   * Required. Encrypts the stored tokens with AES-256-GCM, bound to the row's key (a value copied to another row fails
+   * to read): 32 raw bytes (`Uint8Array`/`Buffer`) or their base64 text (`openssl rand -base64 32`): a refresh token
+   * is a password, and database contents end up in backups and replicas. `undefined` (an unset environment variable)
+   * is refused at construction; to keep tokens in clear, say so: `'none'`. A keyring rotates the key, and with
+   * `allowPlaintext: true` moves a table from `'none'` to a key (see `EncryptionKeyring`).
    */
-  encryptionKey?: EncryptionKey;
+  encryptionKey: EncryptionKey | 'none' | undefined;
   /**
    * Expiry of the row's lock, in ms: how long a holder that died blocks the others. A live holder extends it every
    * `lockTtlMs / 3`; while `TokenManager` refreshes inside it, it lasts at least the refresh's bound (`leaseMs`: token
@@ -78,11 +81,13 @@ export class PostgresTokenStore implements TokenStore {
   readonly #lock: LeaseLock;
 
   constructor(options: PostgresTokenStoreOptions) {
-    options = constructorOptions(options, OPTIONS, 'new PostgresTokenStore()', '{ pool, key }');
+    options = constructorOptions(options, OPTIONS, 'new PostgresTokenStore()', '{ pool, key, encryptionKey }');
     const { key } = options;
     if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH) {
       throw refusal(`\`key\` must be a non-empty string (at most ${MAX_KEY_LENGTH} characters) naming this user's row.`, ['key']);
     }
+    checkWellFormedId(key, 'key');
+    if (key.includes('\0')) throw refusal(`\`key\` holds a NUL character (at index ${key.indexOf('\0')}), which PostgreSQL text cannot store: pass an id without one.`, ['key']);
     const pool = checkPool(options.pool);
     const table = tableName(options.table);
     this.#key = key;
@@ -92,11 +97,12 @@ export class PostgresTokenStore implements TokenStore {
     this.#lockTtlMs = ttlMs;
     const timeoutMs = integerOption(options.statementTimeoutMs, 'statementTimeoutMs', DEFAULT_STATEMENT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
     this.#connection = new PgConnection(pool, { key, table: table.name }, timeoutMs);
-    this.#encrypted = options.encryptionKey !== undefined;
+    const cipher = storeCipher(options.encryptionKey);
+    this.#encrypted = cipher !== undefined;
     const where = (operation: 'get' | 'set' | 'lock') => ({ key, table: table.name, operation });
     this.#values = new StoredTokens(
       key,
-      options.encryptionKey === undefined ? undefined : new TokenCipher(options.encryptionKey),
+      cipher,
       (error) => new PostgresTokenStoreError(where('get'), 'unreadable', error.message.replace(/^The tokens stored under "[^"]*" cannot be read: /, 'the stored tokens cannot be read: '), { problem: error.problem }),
     );
     this.#lock = new LeaseLock(new PgLease(this.#connection, this.#sql, { key, table: table.name }, this.#values, ttlMs, lockWaitMs));
@@ -209,8 +215,9 @@ class PgLease implements Lease {
     this.waitMs = waitMs;
   }
 
-  async take(owner: string, ttlMs: number): Promise<boolean> {
-    return (await this.#connection.count('lock', this.#sql.take, [this.#row.key, owner, ttlMs])) === 1;
+  async take(owner: string, ttlMs: number): Promise<boolean | 'expired'> {
+    const [row] = await this.#connection.rows('lock', this.#sql.take, [this.#row.key, owner, ttlMs]);
+    return row === undefined ? false : row['expired'] === true ? 'expired' : true;
   }
 
   async extend(owner: string, ttlMs: number): Promise<boolean> {

@@ -195,8 +195,9 @@ function describe(problem: StoredTokensProblem): string {
       return 'the value is encrypted; pass the `encryptionKey` it was written with';
     case 'not_encrypted':
       return (
-        'the value is stored in clear while an `encryptionKey` was given (written before encryption was turned ' +
-        'on?); read it with a store without `encryptionKey` and set() it through one with the key'
+        'the value is in clear while an `encryptionKey` was given. Moving from `encryptionKey: \'none\'` to a key? Add ' +
+        '`allowPlaintext: true` to the keyring until `postsched rekey` finds no value in clear. Else a process without ' +
+        'the key wrote it, or it was planted: sign the user in again'
       );
     case 'unsupported_version':
       return 'the value was written by a newer version of @postsched/sdk; upgrade this process';

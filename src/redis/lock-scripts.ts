@@ -8,13 +8,14 @@
 import { defineScript } from './redis-connection.js';
 
 /**
- * Release: delete the lock only if it still holds our owner token. A plain DEL would free a lock that
- * expired and was taken by another process meanwhile.
- * KEYS[1] lock key; ARGV[1] owner token. Returns 1 when released, 0 when it was no longer ours.
+ * Release: delete the lock only if it still holds our owner token (a plain DEL would free a lock that expired and
+ * was taken by another process meanwhile), with the note of its holder (`RedisTokenStore`: a lease released).
+ * KEYS[1] lock key, KEYS[2] holder note; ARGV[1] owner token. Returns 1 when released, 0 when it was no longer ours.
  */
 export const RELEASE_LOCK = defineScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
+  redis.call('DEL', KEYS[1], KEYS[2])
+  return 1
 end
 return 0
 `);

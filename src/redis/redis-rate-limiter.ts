@@ -17,7 +17,8 @@ import { defineScript, RedisConnection, type RedisClientLike } from './redis-con
 export interface RedisRateLimiterOptions extends RateLimiterOptions {
   /**
    * A connected ioredis client or `Cluster`, or node-redis client or cluster (v4 to v6). The limiter makes one
-   * subscriber connection of its own from it (`duplicate()`); `close()` ends it.
+   * subscriber connection of its own from it (`duplicate()`); `close()` ends that one only: quit this client
+   * yourself when you are done with it.
    */
   redis: RedisClientLike;
   /** Start of the keys (`<prefix>:{<key>}`) and the pub/sub channel (`<prefix>`). Default `postsched:ratelimit`. */
@@ -131,7 +132,10 @@ export class RedisRateLimiter extends RateLimiter {
     for (const script of [TAKE, LEARN]) void script.sha1.then(() => this.#connection.command('share', ['SCRIPT', 'LOAD', script.source])).catch(() => undefined);
   }
 
-  /** Ends the subscriber connection (the client you passed stays yours). */
+  /**
+   * Ends the limiter's own subscriber connection, and only that: the `redis` client you passed stays open (and keeps
+   * a script from exiting) until you `quit()` it.
+   */
   async close(): Promise<void> {
     const subscriber = this.#subscriber;
     await (subscriber?.destroy ?? subscriber?.disconnect)?.call(subscriber);

@@ -4,6 +4,7 @@
  * its holder with `AsyncLocalStorage`. The encryption is Web Crypto.
  */
 import { constructorOptions, integerOption, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
+import { checkWellFormedId } from '../core/well-formed-id.js';
 import { copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { type Lease, LeaseLock, lockTimes } from '../store/lease-lock.js';
@@ -11,7 +12,7 @@ import { StoredTokens } from './stored-tokens.js';
 import { LockLostError, LockTimeoutError, withHashTag } from './errors.js';
 import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED } from './lock-scripts.js';
 import { RedisConnection, type RedisClientLike } from './redis-connection.js';
-import { type EncryptionKey, TokenCipher } from './token-cipher.js';
+import { type EncryptionKey, storeCipher } from './token-cipher.js';
 
 /** Options of `new RedisTokenStore(...)`. */
 export interface RedisTokenStoreOptions {
@@ -48,14 +49,15 @@ export interface RedisTokenStoreOptions {
    */
   commandTimeoutMs?: number;
   /**
-   * Encrypts the stored tokens with AES-256-GCM: 32 raw bytes (`Uint8Array`/`Buffer`) or their base64 text
-   * (`openssl rand -base64 32`). Recommended: a refresh token is a password, and Redis contents end up in
-   * backups and replicas. A value stored with another key (or in clear) then fails to read with
-   * `StoredTokensUnreadableError`.
+   * Required. Encrypts the stored tokens with AES-256-GCM: 32 raw bytes (`Uint8Array`/`Buffer`) or their base64 text
+   * (`openssl rand -base64 32`): a refresh token is a password, and Redis contents end up in backups and replicas.
+   * `undefined` (an unset environment variable) is refused at construction; to keep tokens in clear, say so:
+   * `'none'`. A value stored with another key (or in clear) then fails to read with `StoredTokensUnreadableError`.
    * To rotate the key, a keyring: `{ current: 'k2', keys: { k1, k2 } }` reads values written with any listed key
    * (and those written with one key, before) and writes with `current`; `rotateTokenEncryption` rewrites the rest.
+   * To move from `'none'` to a key, a keyring with `allowPlaintext: true` for the move (see `EncryptionKeyring`).
    */
-  encryptionKey?: EncryptionKey;
+  encryptionKey: EncryptionKey | 'none' | undefined;
 }
 
 const OPTIONS = /* @__PURE__ */ optionNames<RedisTokenStoreOptions>({ redis: 0, key: 0, lockTtlMs: 0, lockWaitMs: 0, commandTimeoutMs: 0, encryptionKey: 0 });
@@ -87,11 +89,12 @@ export class RedisTokenStore implements TokenStore {
   readonly #lock: LeaseLock;
 
   constructor(options: RedisTokenStoreOptions) {
-    options = constructorOptions(options, OPTIONS, 'new RedisTokenStore()', '{ redis, key }');
+    options = constructorOptions(options, OPTIONS, 'new RedisTokenStore()', '{ redis, key, encryptionKey }');
     const { key } = options;
     if (typeof key !== 'string' || key.length === 0) {
       throw refusal('`key` must be a non-empty string naming the Redis key of this user\'s tokens.', ['key']);
     }
+    checkWellFormedId(key, 'key');
     this.#key = key;
     this.#lockKey = `${key}:lock`;
     const { ttlMs, waitMs: lockWaitMs } = lockTimes(options);
@@ -105,8 +108,9 @@ export class RedisTokenStore implements TokenStore {
         ['key'],
       );
     }
-    this.#encrypted = options.encryptionKey !== undefined;
-    this.#values = new StoredTokens(key, options.encryptionKey === undefined ? undefined : new TokenCipher(options.encryptionKey));
+    const cipher = storeCipher(options.encryptionKey);
+    this.#encrypted = cipher !== undefined;
+    this.#values = new StoredTokens(key, cipher);
     this.#lock = new LeaseLock(new RedisLease(this.#connection, key, this.#lockKey, this.#values, ttlMs, lockWaitMs));
   }
 
@@ -193,7 +197,13 @@ export class RedisTokenStore implements TokenStore {
   }
 }
 
-/** The lock's lease: `${key}:lock` holds its owner's token, with a Redis expiry. */
+/**
+ * How long `${key}:lock:holder` (the owner of the last lease, deleted by its release) outlives a lease that was never
+ * released: a taker within this learns that the lease before its own expired unreleased (`Lease.take`).
+ */
+const HOLDER_NOTE_TTL_MS = 86_400_000;
+
+/** The lock's lease: `${key}:lock` holds its owner's token, with a Redis expiry; `${key}:lock:holder` notes it. */
 class RedisLease implements Lease {
   readonly #connection: RedisConnection;
   readonly #key: string;
@@ -211,8 +221,16 @@ class RedisLease implements Lease {
     this.waitMs = waitMs;
   }
 
-  async take(owner: string, ttlMs: number): Promise<boolean> {
-    return (await this.#connection.command('lock', ['SET', this.#lockKey, owner, 'PX', String(ttlMs), 'NX'])) === 'OK';
+  async take(owner: string, ttlMs: number): Promise<boolean | 'expired'> {
+    if ((await this.#connection.command('lock', ['SET', this.#lockKey, owner, 'PX', String(ttlMs), 'NX'])) !== 'OK') return false;
+    // The lease is ours. Its note (`SET … GET`, Redis 6.2+) says whether the lease before it was released: a release
+    // deletes it. Not atomic with the take, and need not be: a taker that dies in between never refreshed.
+    try {
+      const before = await this.#connection.command('lock', ['SET', `${this.#lockKey}:holder`, owner, 'PX', String(HOLDER_NOTE_TTL_MS), 'GET']);
+      return before === null || before === undefined ? true : 'expired';
+    } catch {
+      return true; // the store failed right after the take: what follows fails too, and the lease is released
+    }
   }
 
   async extend(owner: string, ttlMs: number): Promise<boolean> {
@@ -220,7 +238,7 @@ class RedisLease implements Lease {
   }
 
   async release(owner: string): Promise<boolean> {
-    return (await this.#connection.script('unlock', RELEASE_LOCK, [this.#lockKey], [owner])) === 1;
+    return (await this.#connection.script('unlock', RELEASE_LOCK, [this.#lockKey, `${this.#lockKey}:holder`], [owner])) === 1;
   }
 
   async look(): Promise<{ tokens: TokenSet | undefined; held: boolean }> {

@@ -5,6 +5,7 @@
  * can never give back the claim another one took since.
  */
 import { constructorOptions, integerOption, invalidOption, invalidValue, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
+import { checkWellFormedId } from '../core/well-formed-id.js';
 import type { WebhookClaim, WebhookClaimContext, WebhookDedupeStore } from '../webhooks/dedupe.js';
 import { RELEASE_LOCK } from './lock-scripts.js';
 import { defineScript, RedisConnection, type RedisClientLike, type RedisScript } from './redis-connection.js';
@@ -196,6 +197,8 @@ export class RedisWebhookDedupe implements WebhookDedupeStore {
   /** The event's key and its post's newest-`created_at` key, in the post's hash tag (never empty: `post:`). */
   #keys(key: string, { postId }: WebhookClaimContext): [string, string] {
     if (typeof postId !== 'string') throw refusal('RedisWebhookDedupe needs the claim context of createWebhookHandler.', ['context']);
+    checkWellFormedId(key, 'key');
+    checkWellFormedId(postId, 'postId', ['context', 'postId']);
     const post = `${this.#prefix}:{post:${postId}}:`;
     return [post + key, `${post}newest`];
   }

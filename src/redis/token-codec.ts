@@ -1,28 +1,36 @@
 /**
  * How a TokenSet is written to and read from one Redis string: JSON, sealed by `TokenCipher` when the store
- * has an encryption key. Both ways check the shape with the token manager's own check (`tokenSetProblem`), so a
- * foreign or corrupted value is an error, not a token set with `undefined` fields.
+ * has an encryption key (the PostgreSQL store writes the same string). Both ways check the shape with the token
+ * manager's own schema (`TokenSetSchema`), so a foreign or corrupted value is an error, not a token set with
+ * `undefined` fields.
  */
 import { refusal } from '../core/invalid-option.js';
-import { tokenSetProblem } from '../oauth/token-set.js';
+import { TokenSetSchema, tokenSetProblem } from '../oauth/token-set.js';
 import type { TokenSet } from '../oauth/types.js';
 import { StoredTokensUnreadableError } from './errors.js';
 import { isEnvelope, type TokenCipher } from './token-cipher.js';
 
-/** The fields `tokenSetProblem` checks, for the `path` of a ValidationError. */
-const FIELDS = ['accessToken', 'refreshToken', 'expiresAt', 'scopes', 'tokenType'];
-
 /** Turns tokens into the stored string. Rejects a value that is not a TokenSet before anything is written. */
 export async function encodeTokens(tokens: TokenSet, redisKey: string, cipher: TokenCipher | undefined): Promise<string> {
-  const problem = tokenSetProblem(tokens);
-  // The problem names the field and its type, never the value (a token).
-  if (problem !== undefined) {
-    const field = FIELDS.find((name) => problem.includes(name));
-    throw refusal(`set() needs a TokenSet: the value ${problem}.`, field === undefined ? ['tokens'] : ['tokens', field]);
+  const issue = TokenSetSchema.safeParse(tokens).error?.issues[0];
+  // The message names the field and its type, never the value (a token).
+  if (issue !== undefined) {
+    const field = issue.path[0];
+    throw refusal(`set() needs a TokenSet: the value ${issue.message}.`, typeof field === 'string' ? ['tokens', field] : ['tokens']);
   }
   // Every field is kept, those it does not know too: a newer SDK's fields survive a round trip through an older process.
   const json = JSON.stringify(tokens);
   return cipher === undefined ? json : cipher.seal(json, redisKey);
+}
+
+/** Whether a stored string is a token set in clear (written with `encryptionKey: 'none'`), not an envelope or a lock's value. */
+export function isPlaintextTokens(stored: string): boolean {
+  if (isEnvelope(stored)) return false;
+  try {
+    return tokenSetProblem(JSON.parse(stored)) === undefined;
+  } catch {
+    return false;
+  }
 }
 
 /** Turns the stored string back into tokens; every problem is a `StoredTokensUnreadableError`. */
@@ -33,8 +41,9 @@ export async function decodeTokens(stored: unknown, redisKey: string, cipher: To
     if (cipher === undefined) throw new StoredTokensUnreadableError(redisKey, 'missing_key');
     json = await cipher.open(stored, redisKey);
   } else {
-    // Refusing clear text when a key is set stops a writer with Redis access from planting tokens.
-    if (cipher !== undefined) throw new StoredTokensUnreadableError(redisKey, 'not_encrypted');
+    // Refusing clear text when a key is set stops a writer with access to the store from planting tokens; the
+    // keyring's `allowPlaintext` lets it through only while the app moves its values from `'none'` to a key.
+    if (cipher !== undefined && !cipher.allowsPlaintext) throw new StoredTokensUnreadableError(redisKey, 'not_encrypted');
     json = stored;
   }
   let parsed: unknown;

@@ -1,13 +1,17 @@
-/** The error of `RedisWebhookDedupe`: Redis failed or did not answer. It names the step, never a key's value. */
+/**
+ * The error of `RedisWebhookDedupe` and `PostgresWebhookDedupe`: the store failed or did not answer. It names the
+ * store and the step, never a key's value or a claim id.
+ */
 import { PostSchedError } from '../core/base-error.js';
 
-/** Which call of the store failed. */
-export type RedisWebhookDedupeOperation = 'claim' | 'complete' | 'release';
+/** Which call of the store failed (`create`: `createWebhookDedupeTable`). */
+export type RedisWebhookDedupeOperation = 'claim' | 'complete' | 'release' | 'create';
 
 /**
- * Redis did not answer within `commandTimeoutMs` (`code: 'redis_timeout'`), refused the connection or answered
- * with an error (`code: 'redis_error'`). `createWebhookHandler` then answers 500 (the service retries) and hands
- * this to `onError`. `cause`, when present, holds only the client library's error name, code and message.
+ * The store did not answer in time (`redis_timeout`: `commandTimeoutMs`; `postgres_timeout`: `statementTimeoutMs`),
+ * refused the connection or answered with an error (`redis_error`, `postgres_error`: a restart, a terminated
+ * backend, a missing table). `createWebhookHandler` then answers 500 (the service retries) and hands this to
+ * `onError`. `cause`, when present, holds only the client library's error name, code and message.
  *
  * @example
  * onError: (error) => { if (error instanceof WebhookDedupeUnavailableError) metrics.increment(error.code) }
@@ -15,25 +19,33 @@ export type RedisWebhookDedupeOperation = 'claim' | 'complete' | 'release';
 export class WebhookDedupeUnavailableError extends PostSchedError {
   /** @internal */
   static override readonly id: string = 'WebhookDedupeUnavailableError';
-  /** `redis_timeout` or `redis_error`. */
-  readonly code: 'redis_timeout' | 'redis_error';
+  /** What failed: `redis_timeout`, `redis_error`, `postgres_timeout` or `postgres_error`. */
+  readonly code: 'redis_timeout' | 'redis_error' | 'postgres_timeout' | 'postgres_error';
   /** The store call that failed. */
   readonly operation: RedisWebhookDedupeOperation;
-  /** Set when the command was cut off by `commandTimeoutMs`. */
+  /** Set when the call was cut off by its time bound. */
   readonly timeoutMs: number | undefined;
+  /** PostgreSQL's SQLSTATE when it answered with an error (`57P01`: the connection was terminated). */
+  readonly sqlState: string | undefined;
 
-  constructor(operation: RedisWebhookDedupeOperation, detail: { timeoutMs?: number; cause?: Error }) {
+  constructor(
+    operation: RedisWebhookDedupeOperation,
+    detail: { timeoutMs?: number; cause?: Error; store?: 'redis' | 'postgres'; sqlState?: string | undefined; hint?: string },
+  ) {
+    const postgres = detail.store === 'postgres';
+    const [name, option] = postgres ? ['PostgreSQL', 'statementTimeoutMs'] : ['Redis', 'commandTimeoutMs'];
     const what =
       detail.timeoutMs !== undefined
-        ? `Redis did not answer within ${detail.timeoutMs} ms (commandTimeoutMs)`
-        : `Redis failed${detail.cause === undefined ? '' : ` (${detail.cause.message})`}`;
+        ? `${name} did not answer within ${detail.timeoutMs} ms (${option})`
+        : `${name} failed${detail.cause === undefined ? '' : ` (${detail.cause.message})`}`;
     super(
-      `RedisWebhookDedupe could not ${operation} a webhook event: ${what}. Check that Redis is reachable; raise ` +
-        '`commandTimeoutMs` if it is known to be slow.',
+      `${postgres ? 'Postgres' : 'Redis'}WebhookDedupe could not ${operation === 'create' ? 'create its table' : `${operation} a webhook event`}: ${what}. ` +
+        (detail.hint ?? `Check that ${name} is reachable; raise \`${option}\` if it is known to be slow.`),
       detail.cause === undefined ? undefined : { cause: detail.cause },
     );
-    this.code = detail.timeoutMs === undefined ? 'redis_error' : 'redis_timeout';
+    this.code = `${postgres ? 'postgres' : 'redis'}_${detail.timeoutMs === undefined ? 'error' : 'timeout'}`;
     this.operation = operation;
     this.timeoutMs = detail.timeoutMs;
+    this.sqlState = detail.sqlState;
   }
 }

@@ -4,8 +4,8 @@ import type { RequestOptions } from '../http/options.js';
 import type { Pipeline } from '../http/request.js';
 import { listShape, pageParser, Paginator, type ListParams } from './pagination.js';
 import { routes, withParse } from './routes.js';
-import { checkInput, objectParser } from './validate.js';
-import { answers } from './wire-contract.js';
+import { answerParser, checkInput } from './validate.js';
+import { AccountSchema } from './wire-contract.js';
 
 /**
  * A connected social account. `id` is given by the spec and always there; the other fields are our assumption
@@ -16,9 +16,9 @@ export interface Account {
   /** `acc_…` (spec §2). */
   id: string;
   /** Assumed. The social network, for example `"mastodon"`. */
-  platform?: string;
+  platform?: string | undefined;
   /** Assumed. The account's display name. */
-  name?: string;
+  name?: string | undefined;
   [field: string]: unknown;
 }
 
@@ -26,8 +26,8 @@ export interface Account {
 export type AccountListParams = ListParams;
 
 const listAccountsShape = /* @__PURE__ */ listShape('accounts.list');
-const parseAccount = /* @__PURE__ */ objectParser<Account>('an account', answers.account.given);
-const parseAccountPage = /* @__PURE__ */ pageParser<Account>('a page of accounts', answers.account.given);
+const parseAccount = /* @__PURE__ */ answerParser<Account>('an account', AccountSchema);
+const parseAccountPage = /* @__PURE__ */ pageParser<Account>('a page of accounts', AccountSchema);
 
 /**
  * `client.accounts`: the connected social accounts of the user whose token the client uses.

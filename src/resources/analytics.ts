@@ -3,8 +3,8 @@ import type { APIPromise } from '../http/api-promise.js';
 import type { RequestOptions } from '../http/options.js';
 import type { Pipeline } from '../http/request.js';
 import { routes, withParse } from './routes.js';
-import { objectParser } from './validate.js';
-import { answers } from './wire-contract.js';
+import { answerParser } from './validate.js';
+import { PostAnalyticsSchema } from './wire-contract.js';
 
 /**
  * Counters of one post. The spec shows none of these fields: each is our assumption about the service and may be
@@ -12,22 +12,22 @@ import { answers } from './wire-contract.js';
  */
 export interface PostAnalytics {
   /** Assumed. The post these counters belong to. */
-  post_id?: string;
+  post_id?: string | undefined;
   /** Assumed. Times the post was shown. */
-  impressions?: number;
+  impressions?: number | undefined;
   /** Assumed. Likes (or the network's equivalent). */
-  likes?: number;
+  likes?: number | undefined;
   /** Assumed. Shares, reposts or boosts. */
-  shares?: number;
+  shares?: number | undefined;
   /** Assumed. Replies and comments. */
-  comments?: number;
+  comments?: number | undefined;
   /** Assumed. Clicks on the post's links. */
-  clicks?: number;
+  clicks?: number | undefined;
   [field: string]: unknown;
 }
 
 // Nothing is given by the spec: any JSON object is a usable answer.
-const parseAnalytics = /* @__PURE__ */ objectParser<PostAnalytics>('post analytics', answers.postAnalytics.given);
+const parseAnalytics = /* @__PURE__ */ answerParser<PostAnalytics>('post analytics', PostAnalyticsSchema);
 
 /**
  * `client.analytics`: post-level counters (scope `analytics:read`).

@@ -6,8 +6,9 @@ import type { WriteRequestOptions } from '../http/options.js';
 import type { Pipeline } from '../http/request.js';
 import { routes } from './routes.js';
 import { isRecord } from '../core/is-record.js';
-import { checkInput, kindOf, objectParser, type InputShape } from './validate.js';
-import { answers } from './wire-contract.js';
+import * as z from 'zod/mini';
+import { answerParser, checkInput, inputObject, kindOf, type InputShape } from './validate.js';
+import { MediaItemSchema } from './wire-contract.js';
 
 /**
  * An uploaded file. The spec shows none of these fields: each is our assumption about the service and may be
@@ -15,15 +16,15 @@ import { answers } from './wire-contract.js';
  */
 export interface MediaItem {
   /** Assumed. `media_…`: attach it to a post with `media_ids`. */
-  id?: string;
+  id?: string | undefined;
   /** Assumed. The file name sent with the upload. */
-  filename?: string;
+  filename?: string | undefined;
   /** Assumed. The MIME type sent with the upload. */
-  content_type?: string;
+  content_type?: string | undefined;
   /** Assumed. Bytes. */
-  size?: number;
+  size?: number | undefined;
   /** Assumed. ISO 8601 UTC. */
-  created_at?: string;
+  created_at?: string | undefined;
   [field: string]: unknown;
 }
 
@@ -58,13 +59,16 @@ const DEFAULT_FILENAME = 'blob';
 // `file` is checked where the body is built (multipart.ts), `filename` below: here only which keys may be there.
 const uploadShape: InputShape = {
   call: 'media.upload',
-  fields: { file: () => undefined, filename: () => undefined, contentType: () => undefined },
-  required: ['file'],
+  schema: /* @__PURE__ */ inputObject({
+    file: /* @__PURE__ */ z.custom<UploadFile>((file) => file !== undefined),
+    filename: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.unknown()),
+    contentType: /* @__PURE__ */ z.optional(/* @__PURE__ */ z.unknown()),
+  }),
   escapeHatch: 'extraBody',
 };
 
 // Nothing is given by the spec: any JSON object is a usable answer.
-const parseMediaItem = /* @__PURE__ */ objectParser<MediaItem>('a media item', answers.mediaItem.given);
+const parseMediaItem = /* @__PURE__ */ answerParser<MediaItem>('a media item', MediaItemSchema);
 
 /**
  * `client.media`: streamed uploads to the media library (scope `media:write`); attach the returned ids to posts

@@ -1,12 +1,14 @@
 /**
  * Cursor pagination (Assumptions table, "Pagination"): `?limit=&cursor=` in, `{ data: [...], next_cursor }` out.
- * Pages are fetched lazily, one when the loop needs it. Only `data` is needed (wire-contract.ts, `answers.page`):
+ * Pages are fetched lazily, one when the loop needs it. Only `data` is needed (wire-contract.ts, `pageSchema`):
  * a missing or `null` cursor ends the list, and a bare JSON array is read as one last page.
  */
 import { ResponseValidationError } from '../core/errors.js';
+import { refusal } from '../core/invalid-option.js';
 import type { RequestOptions } from '../http/options.js';
-import { answerParser, checkFields, wholeNumber, type FieldCheck, type InputShape } from './validate.js';
-import { answers, type WireType } from './wire-contract.js';
+import * as z from 'zod/mini';
+import { answerParser, inputObject, wholeNumber, type InputShape } from './validate.js';
+import { pageSchema } from './wire-contract.js';
 
 /** One page of a list, as the service sent it (unknown fields kept). */
 export interface Page<T> {
@@ -32,22 +34,18 @@ export interface ListParams {
 const MAX_PAGE_SIZE = 100;
 
 /** The known fields of `ListParams`, for the list methods' input checks. */
-export const listFields: Record<keyof ListParams, FieldCheck> = {
-  limit: /* @__PURE__ */ wholeNumber(Number.MAX_SAFE_INTEGER),
-  pageSize: /* @__PURE__ */ wholeNumber(MAX_PAGE_SIZE),
-};
+const listFields = () => ({
+  limit: z.optional(wholeNumber(Number.MAX_SAFE_INTEGER)),
+  pageSize: z.optional(wholeNumber(MAX_PAGE_SIZE)),
+});
 
 /** The raw page as parsed: `data` checked, everything else as sent. */
 type RawPage<T> = { data: T[]; next_cursor?: unknown; [field: string]: unknown };
 
-/** A parser of one page whose items are objects holding the `given` fields (any JSON value without `given`). */
-export function pageParser<T>(what: string, given?: Readonly<Record<string, WireType>>): (body: unknown) => RawPage<T> {
-  return answerParser<RawPage<T>>(what, (body) => {
-    const page = Array.isArray(body) ? { data: body } : checkFields(body, answers.page.needed, []);
-    const data = page.data as unknown[];
-    if (given !== undefined) for (let i = 0; i < data.length; i++) checkFields(data[i], given, ['data', i]);
-    return page;
-  });
+/** A parser of one page whose items `item` parses (any JSON value by default); a bare JSON array is one last page. */
+export function pageParser<T>(what: string, item: z.ZodMiniType<T, unknown> = z.unknown() as z.ZodMiniType<T, unknown>): (body: unknown) => RawPage<T> {
+  const parse = answerParser<RawPage<T>>(what, pageSchema(item));
+  return (body) => parse(Array.isArray(body) ? { data: body } : body);
 }
 
 /** The cursor of the next page, or `null` for the last one. */
@@ -133,9 +131,20 @@ export class Paginator<T> implements AsyncIterable<T> {
     for await (const item of this) items.push(item);
     return items;
   }
+
+  /**
+   * Throws: a list is fetched lazily, so `JSON.stringify` (and `res.json`) of it would send `{}` without a word.
+   * Serialize its items instead: `await client.posts.list().toArray()`.
+   */
+  toJSON(): never {
+    throw refusal('A list (e.g. `client.posts.list()`) is fetched lazily, page by page, and cannot be serialized as it is: `await ….toArray()` first (e.g. `res.json(await client.posts.list().toArray())`), or walk it with `for await`.');
+  }
 }
 
+/** The list options of `client.paginate`, checked as those of the SDK's own lists. */
+export const paginateShape = /* @__PURE__ */ listShape('client.paginate');
+
 /** The input shape of a list call whose extra known fields are `fields`. */
-export function listShape(call: string, fields: Readonly<Record<string, FieldCheck>> = {}): InputShape {
-  return { call, fields: { ...listFields, ...fields }, escapeHatch: 'extraQuery' };
+export function listShape(call: string, fields: z.core.$ZodLooseShape = {}): InputShape {
+  return { call, schema: inputObject({ ...listFields(), ...fields }), escapeHatch: 'extraQuery' };
 }

@@ -9,11 +9,11 @@ import type { RequestOptions, WriteRequestOptions } from '../http/options.js';
 import type { Pipeline } from '../http/request.js';
 import { listShape, pageParser, Paginator, type ListParams } from './pagination.js';
 import { routes, withParse } from './routes.js';
-import { checkInput, idList, invalid, isString, objectParser, oneOf, type FieldCheck, type InputShape } from './validate.js';
-import { answers } from './wire-contract.js';
+import * as z from 'zod/mini';
+import { answerParser, checkInput, idList, inputObject, inputString, oneOf, type InputShape } from './validate.js';
+import { PostSchema, type PostStatus } from './wire-contract.js';
 
-/** Known statuses; an unknown one is kept as a string, not rejected (Assumptions table, "Post status values"). */
-export type PostStatus = 'scheduled' | 'published' | 'failed' | 'deleted' | (string & {});
+export type { PostStatus } from './wire-contract.js';
 
 /**
  * The four statuses `posts.list` filters on. Another value the service supports goes through the escape hatch:
@@ -21,7 +21,7 @@ export type PostStatus = 'scheduled' | 'published' | 'failed' | 'deleted' | (str
  */
 export type PostStatusFilter = 'scheduled' | 'published' | 'failed' | 'deleted';
 
-const STATUS_FILTERS: readonly PostStatusFilter[] = ['scheduled', 'published', 'failed', 'deleted'];
+const STATUS_FILTERS = ['scheduled', 'published', 'failed', 'deleted'] as const satisfies readonly PostStatusFilter[];
 
 /**
  * A post, as the service returns it. `id` and `account_ids` are given by the spec and always there; every other
@@ -34,17 +34,17 @@ export interface Post {
   /** The accounts the post is published to (spec §2). */
   account_ids: string[];
   /** Assumed. ISO 8601 UTC. */
-  publish_at?: string;
+  publish_at?: string | undefined;
   /** Assumed. Where the post is in its life: `scheduled`, then `published` or `failed`; `deleted` once cancelled. */
-  status?: PostStatus;
+  status?: PostStatus | undefined;
   /** Assumed. The post's text. */
-  text?: string;
+  text?: string | undefined;
   /** Assumed. Uploaded media attached to the post (ids from `media.upload`). */
-  media_ids?: string[];
+  media_ids?: string[] | undefined;
   /** Assumed. ISO 8601 UTC. */
-  created_at?: string;
+  created_at?: string | undefined;
   /** Assumed. ISO 8601 UTC; set once published. */
-  published_at?: string;
+  published_at?: string | undefined;
   [field: string]: unknown;
 }
 
@@ -58,21 +58,21 @@ export interface PostCreateParams {
   /** When to publish: a `Date` or an ISO 8601 string with a time zone; sent as ISO 8601 UTC. */
   publish_at: Date | string;
   /** The post's text. */
-  text?: string;
+  text?: string | undefined;
   /** Ids of uploaded media (from `media.upload`) to attach. */
-  media_ids?: string[];
+  media_ids?: string[] | undefined;
 }
 
 /** What `posts.update` takes: any of the create fields. Only a scheduled post can change (else 409). */
 export interface PostUpdateParams {
   /** The new target accounts: at least one id. */
-  account_ids?: string[];
+  account_ids?: string[] | undefined;
   /** The new publication time: a `Date` or an ISO 8601 string with a time zone. */
-  publish_at?: Date | string;
+  publish_at?: Date | string | undefined;
   /** The new text. */
-  text?: string;
+  text?: string | undefined;
   /** The new set of attached media ids. */
-  media_ids?: string[];
+  media_ids?: string[] | undefined;
 }
 
 /** What `posts.list` takes. */
@@ -87,14 +87,13 @@ function isPublishAt(value: unknown): value is Date | string {
   return typeof value === 'string' && parseDateTime(value) !== undefined;
 }
 
-const publishAt: FieldCheck = (value, path) => {
-  if (!isPublishAt(value)) {
-    // The example is made when the error is, so that a copied one is never already in the past.
-    // A wall time without a zone is what a date picker gives: point at the conversion that needs the user's zone.
-    const wall = typeof value === 'string' && /^[\d-]{10}T[\d:.]{5,12}$/.test(value) ? ` For a wall time, use atLocalTime("${value}", "Europe/Berlin") from @postsched/sdk/schedule.` : '';
-    invalid(path, `must be a valid Date or an ISO 8601 date-time with a time zone, such as "${tomorrowAt0930()}".${wall}`);
-  }
-};
+/** What is wrong with a `publish_at` value. */
+function publishAtProblem(value: unknown): string {
+  // The example is made when the error is, so that a copied one is never already in the past.
+  // A wall time without a zone is what a date picker gives: point at the conversion that needs the user's zone.
+  const wall = typeof value === 'string' && /^[\d-]{10}T[\d:.]{5,12}$/.test(value) ? ` For a wall time, use atLocalTime("${value}", "Europe/Berlin") from @postsched/sdk/schedule.` : '';
+  return `must be a valid Date or an ISO 8601 date-time with a time zone, such as "${tomorrowAt0930()}".${wall}`;
+}
 
 /** "2031-06-02T09:30:00Z": tomorrow at 09:30 UTC. */
 function tomorrowAt0930(): string {
@@ -103,22 +102,36 @@ function tomorrowAt0930(): string {
   return day.toISOString().replace('.000Z', 'Z');
 }
 
-// The checks of every known body field (wire-contract.ts, `inputs.postBody`). A time in the past or a text too
-// long is for the service to judge: its 422 names the field.
-const postFields = {
+/**
+ * What `posts.create` takes: `account_ids` (at least one id) and `publish_at` (a `Date` or an ISO 8601 date-time
+ * with a time zone) required, `text` and `media_ids` optional, no other field (those go in `extraBody`). A time in
+ * the past or a text too long is for the service to judge: its 422 names the field. The schema behind
+ * `PostCreateParams`; each issue's message says what is wrong with the field.
+ */
+export const CreatePostParamsSchema = /* @__PURE__ */ inputObject({
+  /** The accounts to publish to: at least one id. */
   account_ids: /* @__PURE__ */ idList('account id', true),
-  publish_at: publishAt,
-  text: isString,
-  media_ids: /* @__PURE__ */ idList('media id', false),
-} satisfies Record<keyof PostCreateParams, FieldCheck>;
-
-const createShape: InputShape = { call: 'posts.create', fields: postFields, required: ['account_ids', 'publish_at'], escapeHatch: 'extraBody' };
-const updateShape: InputShape = { call: 'posts.update', fields: postFields, escapeHatch: 'extraBody' };
-const listPostsShape = /* @__PURE__ */ listShape('posts.list', {
-  status: /* @__PURE__ */ oneOf(STATUS_FILTERS, 'For another value use `{ extraQuery: { status } }` in the request options.'),
+  /** When to publish: a `Date` or an ISO 8601 string with a time zone. */
+  publish_at: /* @__PURE__ */ z.custom<Date | string>(isPublishAt, { error: (issue) => publishAtProblem(issue.input) }),
+  /** The post's text. */
+  text: /* @__PURE__ */ z.optional(/* @__PURE__ */ inputString()),
+  /** Ids of uploaded media to attach. */
+  media_ids: /* @__PURE__ */ z.optional(/* @__PURE__ */ idList('media id', false)),
 });
 
-const parsePost = /* @__PURE__ */ objectParser<Post>('a post', answers.post.given);
+/**
+ * What `posts.update` takes: any of the fields of `CreatePostParamsSchema`, none required. The schema behind
+ * `PostUpdateParams`.
+ */
+export const UpdatePostParamsSchema = /* @__PURE__ */ z.partial(CreatePostParamsSchema);
+
+const createShape: InputShape = { call: 'posts.create', schema: CreatePostParamsSchema, escapeHatch: 'extraBody' };
+const updateShape: InputShape = { call: 'posts.update', schema: UpdatePostParamsSchema, escapeHatch: 'extraBody' };
+const listPostsShape = /* @__PURE__ */ listShape('posts.list', {
+  status: /* @__PURE__ */ z.optional(/* @__PURE__ */ oneOf(STATUS_FILTERS, 'For another value use `{ extraQuery: { status } }` in the request options.')),
+});
+
+const parsePost = /* @__PURE__ */ answerParser<Post>('a post', PostSchema);
 /**
  * What a DELETE answered (not shown by the spec): the post, or `undefined` for no body or a body that is not a post
  * (`{}`, `{ "deleted": true }`). A 2xx means the post was cancelled: an answer of another shape must not make it
@@ -131,7 +144,7 @@ const parseDeleted = (body: unknown): Post | undefined => {
     return undefined;
   }
 };
-const parsePostPage = /* @__PURE__ */ pageParser<Post>('a page of posts', answers.post.given);
+const parsePostPage = /* @__PURE__ */ pageParser<Post>('a page of posts', PostSchema);
 
 /**
  * `client.posts`: schedule, read, change, cancel and list posts.

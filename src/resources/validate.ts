@@ -1,18 +1,15 @@
 /**
- * The SDK's two checks: answers after a call (`ResponseValidationError`, with the raw body) and input before it
- * (`ValidationError`). Both are hand-written rather than zod: an answer has at most two required fields
- * (wire-contract.ts) and is returned untouched, so a schema would cost a copy of every object and several KB of
- * bundle for a handful of `typeof` checks.
+ * The SDK's two checks, both made by zod/mini schemas: answers after a call (the schemas of wire-contract.ts,
+ * failing with `ResponseValidationError` and the raw body) and input before it (strict object schemas, failing
+ * with `ValidationError`). This module turns a schema's first issue into the SDK's message.
  */
+import * as z from 'zod/mini';
 import { ResponseValidationError } from '../core/errors.js';
-import { integerOption, refusal } from '../core/invalid-option.js';
+import { refusal } from '../core/invalid-option.js';
 import { isRecord } from '../core/is-record.js';
-import type { WireType } from './wire-contract.js';
 
 /** Where a value sits: `['data', 3, 'account_ids', 0]`. */
 export type Path = ReadonlyArray<string | number>;
-
-const EXPECTED: Record<WireType, string> = { string: 'string', number: 'number', 'string[]': 'array of strings', array: 'array' };
 
 /** A value's JSON kind as messages name it: `null`, `array`, `object`, `string`, `number`, `boolean`, `undefined`. */
 export function kindOf(value: unknown): string {
@@ -25,76 +22,50 @@ function formatPath(path: Path): string {
   return path.length === 0 ? '(root)' : path.join('.');
 }
 
-/** Thrown inside a check, turned into a `ResponseValidationError` by `answerParser`. */
-class Unusable {
-  constructor(
-    readonly path: Path,
-    readonly expected: string,
-    readonly received: unknown,
-  ) {}
-}
-
-/** `value` must be an object whose `fields` have their wire types; it is returned untouched. */
-export function checkFields(value: unknown, fields: Readonly<Record<string, WireType>>, path: Path): Record<string, unknown> {
-  if (!isRecord(value)) throw new Unusable(path, 'object', value);
-  for (const key in fields) {
-    const type = fields[key] as WireType;
-    const field = value[key];
-    if (type === 'string' || type === 'number') {
-      if (typeof field !== type) throw new Unusable([...path, key], type, field);
-    } else {
-      if (!Array.isArray(field)) throw new Unusable([...path, key], EXPECTED[type], field);
-      if (type === 'string[]') {
-        for (let i = 0; i < field.length; i++) {
-          if (typeof field[i] !== 'string') throw new Unusable([...path, key, i], 'string', field[i]);
-        }
-      }
-    }
-  }
+/** The value at `path` inside `root` (`undefined` where it is missing). */
+function valueAt(root: unknown, path: Path): unknown {
+  let value = root;
+  for (const key of path) value = isRecord(value) || Array.isArray(value) ? (value as Record<string | number, unknown>)[key] : undefined;
   return value;
 }
 
-/**
- * A parser for `RequestSpec.parse`: `check` throws where the answer cannot be used, and the parser turns that into a
- * `ResponseValidationError` naming the path, the expected type and the received one, with the raw body.
- */
-export function answerParser<T>(what: string, check: (body: unknown) => unknown): (body: unknown) => T {
-  return (body) => {
-    try {
-      return check(body) as T;
-    } catch (error) {
-      if (!(error instanceof Unusable)) throw error;
-      const received = error.received === undefined ? (error.path.length === 0 ? 'an empty body' : 'nothing (the field is missing)') : kindOf(error.received);
-      throw new ResponseValidationError(
-        `The service answered with ${what} that the SDK cannot use, at "${formatPath(error.path)}": expected ${error.expected}, ` +
-          `received ${received}. The raw body is on \`error.body\`.`,
-        error.path,
-        body,
-      );
-    }
-  };
+/** An issue's path as the SDK's errors carry it. */
+function pathOf(issue: z.core.$ZodIssue): Path {
+  return issue.path.filter((key): key is string | number => typeof key !== 'symbol');
 }
 
-/** A parser that checks the `given` fields of one object (the others are kept as sent). */
-export function objectParser<T>(what: string, given: Readonly<Record<string, WireType>>): (body: unknown) => T {
-  return answerParser<T>(what, (body) => checkFields(body, given, []));
+/**
+ * A parser for `RequestSpec.parse`: the answer, once `schema` accepts it, or a `ResponseValidationError` naming the path,
+ * the expected type (the issue's message: "expected string") and the received one, with the raw body.
+ */
+export function answerParser<T>(what: string, schema: z.ZodMiniType<T, unknown>): (body: unknown) => T {
+  return (body) => {
+    const result = schema.safeParse(body);
+    // The answer as sent, not the schema's copy: the same values (an answer schema transforms nothing), in the
+    // service's key order.
+    if (result.success) return body as T;
+    const issue = result.error.issues[0] as z.core.$ZodIssue;
+    const path = pathOf(issue);
+    const value = valueAt(body, path);
+    const received = value === undefined ? (path.length === 0 ? 'an empty body' : 'nothing (the field is missing)') : kindOf(value);
+    throw new ResponseValidationError(
+      `The service answered with ${what} that the SDK cannot use, at "${formatPath(path)}": ${issue.message}, ` +
+        `received ${received}. The raw body is on \`error.body\`.`,
+      path,
+      body,
+    );
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Input
 
-/**
- * Checks one known input field; throws a `ValidationError` (through `invalid`) naming `path`. Called only for a
- * value other than `undefined` (an absent field).
- */
-export type FieldCheck = (value: unknown, path: Path) => void;
-
-/** The known fields of one input object, and which must be there. */
+/** One input object: its strict schema (known fields only), the method for messages, and the escape hatch. */
 export interface InputShape {
   /** The method, for messages: `posts.create`. */
   readonly call: string;
-  readonly fields: Readonly<Record<string, FieldCheck>>;
-  readonly required?: readonly string[];
+  /** A strict object schema; each field's issue message says what is wrong ("must be a string, got number."). */
+  readonly schema: z.ZodMiniObject;
   /** Where a field the SDK does not know goes instead: `extraBody` or `extraQuery`. */
   readonly escapeHatch: 'extraBody' | 'extraQuery';
 }
@@ -109,24 +80,27 @@ export function invalid(path: Path, problem: string): never {
 
 /**
  * Checks input before anything is sent: an object, holding only known fields (a typo is refused with the name it
- * probably meant), each of the right kind. Only what is certainly wrong is refused; what only the service can judge
- * (a time in the past, a text too long) is left to its answer.
+ * probably meant), the required ones there, each of the right kind. Only what is certainly wrong is refused; what
+ * only the service can judge (a time in the past, a text too long) is left to its answer.
  */
 export function checkInput(input: unknown, shape: InputShape): void {
-  const known = Object.keys(shape.fields);
+  const known = Object.keys(shape.schema.def.shape);
   if (!isRecord(input)) {
     throw refusal(`\`${shape.call}\` takes an object with the fields ${known.join(', ')}; got ${kindOf(input)}.`);
   }
-  for (const key of Object.keys(input)) {
-    if (!Object.hasOwn(shape.fields, key)) invalid([key], unknownField(key, known, shape));
+  const result = shape.schema.safeParse(input);
+  if (result.success) return;
+  const issues = result.error.issues;
+  // The order of the messages: a field the SDK does not know, then a missing one, then a wrong one.
+  const unknown = issues.find((issue) => issue.code === 'unrecognized_keys');
+  if (unknown !== undefined) {
+    const key = unknown.keys[0] as string;
+    invalid([key], unknownField(key, known, shape));
   }
-  for (const key of shape.required ?? []) {
-    if (input[key] === undefined) invalid([key], 'is required.');
-  }
-  for (const key of known) {
-    const value = input[key];
-    if (value !== undefined) (shape.fields[key] as FieldCheck)(value, [key]);
-  }
+  const missing = issues.find((issue) => issue.path.length === 1 && input[issue.path[0] as string] === undefined);
+  if (missing !== undefined) invalid(pathOf(missing), 'is required.');
+  const issue = issues[0] as z.core.$ZodIssue;
+  invalid(pathOf(issue), issue.message);
 }
 
 function unknownField(key: string, known: readonly string[], shape: InputShape): string {
@@ -144,32 +118,36 @@ function unknownField(key: string, known: readonly string[], shape: InputShape):
   );
 }
 
+/** The params of an input schema (messages as `ValidationError` gives them, after the field's name). */
+const problem = (message: (input: unknown) => string) => ({ error: (issue: { input?: unknown }) => message(issue.input) });
+
+/** An input object holding only the known fields (`unrecognized_keys` for another). */
+export function inputObject<Shape extends z.core.$ZodLooseShape>(shape: Shape) {
+  return z.strictObject(shape, problem((input) => `must be an object of known fields only, got ${kindOf(input)}.`));
+}
+
 /** A string. */
-export const isString: FieldCheck = (value, path) => {
-  if (typeof value !== 'string') invalid(path, `must be a string, got ${kindOf(value)}.`);
-};
+export const inputString = () => z.string(problem((input) => `must be a string, got ${kindOf(input)}.`));
 
 /** An array of non-empty ids (`noun`: "account id"); at least one when `nonEmpty`. */
-export function idList(noun: string, nonEmpty: boolean): FieldCheck {
-  return (value, path) => {
-    if (!Array.isArray(value)) invalid(path, `must be an array of ${noun}s, got ${kindOf(value)}.`);
-    if (nonEmpty && value.length === 0) invalid(path, `must name at least one ${noun}.`);
-    value.forEach((id: unknown, i) => {
-      if (typeof id !== 'string' || id === '') invalid([...path, i], `must be a non-empty ${noun}, got ${id === '' ? 'an empty string' : kindOf(id)}.`);
-    });
-  };
+export function idList(noun: string, nonEmpty: boolean) {
+  const id = z.string(problem((input) => `must be a non-empty ${noun}, got ${kindOf(input)}.`)).check(z.minLength(1, `must be a non-empty ${noun}, got an empty string.`));
+  const list = z.array(id, problem((input) => `must be an array of ${noun}s, got ${kindOf(input)}.`));
+  return nonEmpty ? list.check(z.minLength(1, `must name at least one ${noun}.`)) : list;
 }
 
 /** One of `values`. */
-export function oneOf(values: readonly string[], hatch: string): FieldCheck {
-  return (value, path) => {
-    if (typeof value !== 'string' || !values.includes(value)) {
-      invalid(path, `must be one of ${values.join(', ')}, got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 60)) : kindOf(value)}. ${hatch}`);
-    }
-  };
+export function oneOf<const T extends readonly string[]>(values: T, hatch: string) {
+  return z.enum(
+    values,
+    problem((input) => `must be one of ${values.join(', ')}, got ${typeof input === 'string' ? JSON.stringify(input.slice(0, 60)) : kindOf(input)}. ${hatch}`),
+  );
 }
 
-/** A whole number from 1 to `max` (the one option check). */
-export function wholeNumber(max: number): FieldCheck {
-  return (value, path) => void integerOption(value, formatPath(path), 1, 1, max);
+/** A whole number from 1 to `max`. */
+export function wholeNumber(max: number) {
+  return z.custom<number>(
+    (value) => Number.isInteger(value) && (value as number) >= 1 && (value as number) <= max,
+    problem((input) => `must be an integer from 1 to ${max}, got ${typeof input === 'number' ? input : typeof input}.`),
+  );
 }

@@ -32,8 +32,11 @@ export interface Lease {
   readonly ttlMs: number;
   /** How long a waiter waits before `timedOut()` is thrown, in ms. */
   readonly waitMs: number;
-  /** Takes the lease for `owner`, for `ttlMs`, when nobody holds it (or its holder's expired): `true` when taken. */
-  take(owner: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Takes the lease for `owner`, for `ttlMs`, when nobody holds it (or its holder's expired): `true` when taken,
+   * `'expired'` when taken from a holder whose lease expired without being released, `false` when not taken.
+   */
+  take(owner: string, ttlMs: number): Promise<boolean | 'expired'>;
   /** Pushes the expiry out to `ttlMs` from now while the lease is still `owner`'s: `false` once it is not. */
   extend(owner: string, ttlMs: number): Promise<boolean>;
   /** Frees the lease when it is still `owner`'s: `true` when it was. */
@@ -66,10 +69,19 @@ const MAX_RETRY_MS = 200;
  */
 let typicalHoldMs = 50;
 const MAX_LOOK_MS = 1_000;
+/** After taking a lease from a holder that never released it, the first look at the tokens for its save comes this soon. */
+const FIRST_LOOK_AFTER_TAKEOVER_MS = 50;
+/** The first and the longest pause between two tries of a release that failed. */
+const RELEASE_RETRY_MS = 100;
+const MAX_RELEASE_RETRY_MS = 5_000;
+/** Takes of unknown outcome freed in the background per lock; a take past them expires by TTL. */
+const MAX_UNKNOWN_TAKES = 8;
 
 /** One store's lock: `run(fn)` runs `fn` holding the lease (see `RedisTokenStore.lock`). */
 export class LeaseLock {
   readonly #lease: Lease;
+  /** Owners whose take's outcome is unknown, with when the lease they may hold expires (`performance.now()` ms). */
+  readonly #unknownTakes = new Map<string, number>();
 
   constructor(lease: Lease) {
     this.#lease = lease;
@@ -93,13 +105,18 @@ export class LeaseLock {
     // The lease lasts `lockTtlMs` from its take and each extension, or the holder's `leaseMs` when longer: what `fn` may
     // be doing while its process does not run at all (a refresh in flight, that another process must not repeat).
     const ttlMs = Math.max(this.#lease.ttlMs, Math.min(MAX_TIMEOUT_MS, Math.ceil(options?.leaseMs ?? 0) || 0));
-    const waited = await this.#acquire(owner, ttlMs, options?.whileWaiting);
-    if (waited !== undefined) return waited.result;
+    const whileWaiting = options?.whileWaiting;
+    const taken = await this.#acquire(owner, ttlMs, whileWaiting);
+    if (typeof taken === 'object') return taken.result;
     const hold: LockHold = { lock: this, owner, released: false, outer: held.getStore() };
     const stopExtending = this.#keepExtended(hold, ttlMs);
     const acquiredAt = performance.now();
     holdsRunning++;
     try {
+      if (taken === 'expired' && whileWaiting !== undefined) {
+        const saved = await this.#awaitPendingSave(whileWaiting, options?.pendingSaveMs ?? 0);
+        if (saved !== undefined) return saved.result;
+      }
       return await held.run(hold, fn);
     } finally {
       typicalHoldMs = Math.min(MAX_LOOK_MS, Math.max(5, typicalHoldMs + (performance.now() - acquiredAt - typicalHoldMs) / 5));
@@ -128,18 +145,40 @@ export class LeaseLock {
         .catch(() => {})
         .finally(() => (inFlight = false));
     }, Math.max(1, Math.floor(this.#lease.ttlMs / 3)));
+    // The lease matters only while the process does other work: it never keeps the process alive by itself (a save
+    // retried in the background, inside the lock, while the store is gone).
+    (timer as { unref?: () => void }).unref?.();
     return () => clearInterval(timer);
   }
 
   /**
-   * Takes the lease until it succeeds, with capped exponential backoff and jitter; with `whileWaiting`, looks at the
-   * tokens and the lease between tries instead, and tries again only once the lease is free. Resolves `undefined`
-   * once the lease is ours, or `{ result }` when `whileWaiting` ended the wait.
+   * The lease was taken from a holder whose lease expired unreleased: it may have sent a refresh whose answer it is
+   * still saving (its store was down past its lease). Its save lands without the lease (a compare-and-set), so the
+   * tokens are watched for up to `ms`, as a waiter watches them, before `fn` may refresh with the refresh token the
+   * store holds (which that refresh may have rotated out).
    */
-  async #acquire<T>(owner: string, ttlMs: number, whileWaiting: ((stored: TokenSet | undefined) => T | undefined) | undefined): Promise<{ result: T } | undefined> {
+  async #awaitPendingSave<T>(whileWaiting: (stored: TokenSet | undefined) => T | undefined, ms: number): Promise<{ result: T } | undefined> {
+    const until = performance.now() + ms;
+    for (let look = 0; ; look++) {
+      const result = whileWaiting((await this.#lease.look()).tokens);
+      if (result !== undefined) return { result };
+      const left = until - performance.now();
+      if (left <= 0) return undefined;
+      await sleep(Math.min(left, MAX_LOOK_MS, FIRST_LOOK_AFTER_TAKEOVER_MS * 2 ** look));
+    }
+  }
+
+  /**
+   * Takes the lease until it succeeds, with capped exponential backoff and jitter; with `whileWaiting`, looks at the
+   * tokens and the lease between tries instead, and tries again only once the lease is free. Resolves with the
+   * take's result once the lease is ours (`'expired'`: taken from a holder that never released it), or `{ result }`
+   * when `whileWaiting` ended the wait.
+   */
+  async #acquire<T>(owner: string, ttlMs: number, whileWaiting: ((stored: TokenSet | undefined) => T | undefined) | undefined): Promise<{ result: T } | true | 'expired'> {
     const deadline = performance.now() + this.#lease.waitMs;
     for (let attempt = 0; ; attempt++) {
-      if (await this.#take(owner, ttlMs)) return undefined;
+      const taken = await this.#take(owner, ttlMs);
+      if (taken !== false) return taken;
       for (let look = 0; ; look++) {
         const left = deadline - performance.now();
         if (left <= 0) throw this.#lease.timedOut();
@@ -157,36 +196,80 @@ export class LeaseLock {
     }
   }
 
-  async #take(owner: string, ttlMs: number): Promise<boolean> {
+  async #take(owner: string, ttlMs: number): Promise<boolean | 'expired'> {
     try {
       return await this.#lease.take(owner, ttlMs);
     } catch (error) {
       // The take may have landed before the time-out, or land later: freed once it has, rather than block others.
-      void this.#release(owner, ttlMs, true);
+      if (mayHaveLanded(error)) this.#releaseUnknownTake(owner, ttlMs);
       throw error;
     }
   }
 
   /**
-   * Compare-and-release. Failures are swallowed: the caller's result (or error) matters more. A release that failed
-   * (the store down or stalled) is tried again in the background, up to a second apart, until it lands or the lease
-   * (`ttlMs`, from its last extension) would have expired anyway: a store back from an outage frees the lock at once
-   * instead of blocking the others for the rest of a refresh's lease. `taking`: after a take whose outcome is unknown,
-   * tried again until it frees the lease, which the take may still take later. On a timer that does not keep the
-   * process alive.
+   * Frees the lease `owner` may have taken (its take's outcome is unknown), in the background: one loop per lock for
+   * all such takes (at most `MAX_UNKNOWN_TAKES`), its tries further and further apart (`RELEASE_RETRY_MS`, doubling
+   * up to `MAX_RELEASE_RETRY_MS`), until each is freed or the lease it may hold has expired (`ttlMs`). A try that
+   * fails (the store still down) ends the round. On timers that do not keep the process alive.
    */
-  async #release(owner: string, ttlMs: number, taking = false, attempt = 0): Promise<void> {
+  #releaseUnknownTake(owner: string, ttlMs: number): void {
+    const until = performance.now() + ttlMs;
+    if (this.#unknownTakes.size >= MAX_UNKNOWN_TAKES) return; // that one expires by TTL
+    this.#unknownTakes.set(owner, until);
+    if (this.#unknownTakes.size > 1) return; // the loop running takes it too
+    const round = async (attempt: number): Promise<void> => {
+      for (const [candidate, expires] of this.#unknownTakes) {
+        if (performance.now() >= expires) {
+          this.#unknownTakes.delete(candidate);
+          continue;
+        }
+        const released = await this.#lease.release(candidate).catch(() => undefined);
+        if (released === undefined) break; // the store is still down: the next round
+        // `false`: not taken, yet; the take may still land (a statement stalled in the store), so tried again until expiry.
+        if (released) this.#unknownTakes.delete(candidate);
+      }
+      if (this.#unknownTakes.size === 0) return;
+      const timer = setTimeout(() => void round(attempt + 1), Math.min(MAX_RELEASE_RETRY_MS, RELEASE_RETRY_MS * 2 ** attempt));
+      (timer as { unref?: () => void }).unref?.();
+    };
+    void round(0);
+  }
+
+  /**
+   * Compare-and-release of a lease this holder took. Failures are swallowed: the caller's result (or error) matters
+   * more. A release that failed (the store down or stalled) is tried again in the background, further and further
+   * apart, until it lands or the lease (`ttlMs`, from its last extension) would have expired anyway: a store back from
+   * an outage frees the lock at once instead of blocking the others for the rest of a refresh's lease. On a timer
+   * that does not keep the process alive.
+   */
+  async #release(owner: string, ttlMs: number, attempt = 0): Promise<void> {
     try {
-      if ((await this.#lease.release(owner)) || !taking) return;
+      await this.#lease.release(owner);
+      return;
     } catch {
       // tried again below
     }
-    const wait = Math.min(1_000, 100 * 2 ** attempt);
+    const wait = Math.min(MAX_RELEASE_RETRY_MS, RELEASE_RETRY_MS * 2 ** attempt);
     if (wait >= ttlMs) return; // expires by TTL
-    const timer = setTimeout(() => void this.#release(owner, ttlMs - wait, taking, attempt + 1), wait);
+    const timer = setTimeout(() => void this.#release(owner, ttlMs - wait, attempt + 1), wait);
     (timer as { unref?: () => void }).unref?.();
   }
 }
+
+/**
+ * Whether a take that failed with `error` may have taken the lease all the same: unless the store answered with an
+ * error (a PostgreSQL SQLSTATE, a Redis error reply) or the connection was never made, the statement may have run.
+ */
+function mayHaveLanded(error: unknown): boolean {
+  for (let e = error as { sqlState?: unknown; code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e != null && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e.sqlState === 'string' || (typeof e.code === 'string' && NOT_SENT.test(e.code))) return false;
+    if (typeof e.message === 'string' && NOT_SENT.test(e.message)) return false;
+  }
+  return true;
+}
+
+/** Failures that say a command never ran: no connection, or an error reply (read-only replica, failed persistence). */
+const NOT_SENT = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|Connection is closed|client is closed|READONLY|MISCONF/;
 
 /** 128 random bits: a holder proves ownership with it, so it must not be guessable by another process. */
 function ownerToken(): string {

@@ -11,8 +11,12 @@ import { TokenStoreError } from '../oauth/errors.js';
 import { TokenManager } from '../oauth/token-manager.js';
 import type { TokenSet, TokenStore } from '../oauth/types.js';
 import { randomHex } from '../core/bytes.js';
-import { invalidOption } from '../core/invalid-option.js';
-import { sleep } from '../core/time-bound.js';
+import { integerOption, invalidOption, MAX_TIMEOUT_MS } from '../core/invalid-option.js';
+import { sleep, within } from '../core/time-bound.js';
+
+const DEFAULT_TIMEOUT_MS = 20_000;
+/** The lease a store's lock is checked to extend when `lockTtlMs` is not given. */
+const DEFAULT_LEASE_MS = 1_000;
 
 /** Options of {@link tokenStoreConformance}. */
 export interface TokenStoreConformanceOptions {
@@ -30,10 +34,16 @@ export interface TokenStoreConformanceOptions {
   corrupt?: (key: string) => void | Promise<void>;
   /**
    * The lock expiry (`lockTtlMs`) of the stores `makeStore` makes, in ms, for a lock shared by processes: with it, the
-   * kit also checks that the lock expires when its holder stalls past it, and is extended while its holder lives
-   * (3 × `lockTtlMs`). A lock within one process (it dies with its holder) leaves it out. 1 000 is a good value.
+   * kit also checks that the lock expires when its holder stalls past it. Whether it is given or not, a store with
+   * `lock` is checked to keep the lock for a live holder for 3 × `lockTtlMs` (3 000 ms without it). A lock within one
+   * process (it dies with its holder) leaves it out. 1 000 is a good value.
    */
   lockTtlMs?: number;
+  /**
+   * How long one check may take, in ms, before it fails (a `get()`, `set()` or `lock()` that never answers fails the
+   * check instead of hanging it). Default 20 000: keep it under your test runner's own time-out.
+   */
+  timeoutMs?: number;
 }
 
 /** One check: `run` resolves when the store passes it, and rejects with an `Error` saying what failed otherwise. */
@@ -45,11 +55,13 @@ export interface TokenStoreConformanceCheck {
 }
 
 /**
- * The checks of the `TokenStore` contract: round trip; empty is `undefined`; returned values are copies;
+ * The checks of the `TokenStore` contract: round trip, every field kept (the `userId` stamp, unknown fields); empty
+ * is `undefined`; returned values are copies; different keys (case, lone surrogates) are different tokens or refused;
  * compare-and-set on `expectedRefreshToken` (writes when the stored refresh token matches, when nothing is stored, or
  * for these very tokens; refuses otherwise), racing writers (exactly one wins); and, when the store has `lock`: the
- * lock excludes (no two holders overlap); with `lockTtlMs`, it expires and is extended; with `corrupt`, a corrupt
- * stored value is a `TokenStoreError`.
+ * lock excludes, returns `fn`'s result, rethrows its error and is freed after it, and is extended for a live holder;
+ * with `lockTtlMs`, it expires for a stalled one; with `corrupt`, a corrupt stored value is a `TokenStoreError`. Each
+ * check fails after `timeoutMs` (beyond its own waits) instead of hanging on a store call that never answers.
  *
  * @example
  * import { tokenStoreConformance } from '@postsched/sdk/testing'
@@ -60,12 +72,24 @@ export interface TokenStoreConformanceCheck {
 export function tokenStoreConformance(options: TokenStoreConformanceOptions): TokenStoreConformanceCheck[] {
   if (typeof options?.makeStore !== 'function') invalidOption('makeStore', 'must be a function (key) => TokenStore.');
   const { makeStore, corrupt, lockTtlMs } = options;
+  const timeoutMs = integerOption(options.timeoutMs, 'timeoutMs', DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
   if (corrupt !== undefined && typeof corrupt !== 'function') invalidOption('corrupt', 'must be a function (key) => void.');
   if (lockTtlMs !== undefined && !(Number.isInteger(lockTtlMs) && lockTtlMs > 0)) invalidOption('lockTtlMs', 'must be a positive integer of milliseconds.');
-  const fresh = async (): Promise<{ key: string; store: () => Promise<TokenStore> }> => {
-    const key = `conformance_${randomHex(12)}`;
+  const leaseMs = lockTtlMs ?? DEFAULT_LEASE_MS;
+  const fresh = async (key = `conformance_${randomHex(12)}`): Promise<{ key: string; store: () => Promise<TokenStore> }> => {
     return { key, store: async () => checkedStore(await makeStore(key)) };
   };
+  /**
+   * A check whose run fails once `timeoutMs` (beyond the `planned` waits of its own) have passed: a store call that
+   * never answers must not hang the kit.
+   */
+  const check = (name: string, run: () => Promise<void>, planned = 0): TokenStoreConformanceCheck => ({
+    name,
+    run: () =>
+      within(run(), Math.min(timeoutMs + planned, MAX_TIMEOUT_MS), undefined, () =>
+        Promise.reject(new Error(`TokenStore conformance: the check did not finish within ${timeoutMs} ms (\`timeoutMs\`): a get(), set() or lock() of the store never answered`)),
+      ),
+  });
 
   const checks: TokenStoreConformanceCheck[] = [
     check('get() is undefined while nothing is stored', async () => {
@@ -96,6 +120,31 @@ export function tokenStoreConformance(options: TokenStoreConformanceOptions): To
       got.accessToken = 'changed after get';
       got.scopes.length = 0;
       same(await s.get(), kept, 'get() after the returned TokenSet was changed');
+    }),
+    check('set() then get() keeps every field: the userId stamp, and fields the store does not know', async () => {
+      const { store } = await fresh();
+      const given = { ...tokens(), userId: 'user_conformance', addedLater: { kind: 'a field of a later SDK', n: [1, 2] } } as TokenSet;
+      await (await store()).set(given);
+      same(await (await store()).get(), given, 'get() of tokens with a userId and an unknown field');
+    }),
+    check('different keys are different tokens: keys that differ only in case, or in a lone surrogate (or these are refused)', async () => {
+      const base = `conformance_${randomHex(12)}`;
+      const pairs: Array<[string, string, boolean]> = [
+        [`${base}_Case`, `${base}_case`, false],
+        [`${base}\uD800`, `${base}\uDC00`, true], // UTF-8 turns both into U+FFFD
+      ];
+      for (const [first, second, mayRefuse] of pairs) {
+        const written: Array<[TokenStore, TokenSet]> = [];
+        for (const key of [first, second]) {
+          const stored = tokens();
+          const refusal = { error: undefined as unknown };
+          const handle = await (await fresh(key)).store().catch((error: unknown) => void (refusal.error = error ?? 'a rejection'));
+          if (handle !== undefined) await handle.set(stored).then(() => written.push([handle, stored]), (error: unknown) => void (refusal.error = error ?? 'a rejection'));
+          if (refusal.error !== undefined && !mayRefuse) fail(`makeStore() or set() under ${JSON.stringify(key)} failed: ${describe(refusal.error)}`);
+        }
+        if (written.length < 2) continue; // refused: the store does not take such a key
+        for (const [handle, stored] of written) same(await handle.get(), stored, `get() under ${JSON.stringify(first)} and ${JSON.stringify(second)}, each after its own set()`);
+      }
     }),
     check('compare-and-set: writes when the stored refresh token is the expected one, when nothing is stored, or for these very tokens', async () => {
       const { store } = await fresh();
@@ -165,6 +214,45 @@ export function tokenStoreConformance(options: TokenStoreConformanceOptions): To
     }),
   );
 
+  checks.push(
+    check('lock() returns what fn returns, rethrows what fn throws, and is free again after fn threw', async () => {
+      const { store } = await fresh();
+      const [a, b] = [await store(), await store()];
+      if (a.lock === undefined) return;
+      const result = tokens();
+      same(await lockOf(a)(async () => result), result, 'what lock() returned for the TokenSet fn returned');
+      const thrown = new Error('thrown by fn inside lock()');
+      const caught = await lockOf(a)(async () => {
+        throw thrown;
+      }).then(() => undefined, (error: unknown) => error);
+      if (caught !== thrown) fail(`lock() of a fn that threw settled with ${describe(caught)}, not the error fn threw`);
+      // Not freed, the next holder waits (here: until the check's time-out).
+      same(await lockOf(b)(async () => 'entered'), 'entered', 'lock() from another handle after a holder threw');
+    }),
+    check(`the lock is extended: a live holder keeps it for 3 × lockTtlMs (${3 * leaseMs} ms)`, async () => {
+      const { store } = await fresh();
+      const [a, b] = [await store(), await store()];
+      if (a.lock === undefined) return; // without lockTtlMs too: a short lease never extended gets a grant revoked
+      let aInside = false;
+      let overlapped = false;
+      let started!: () => void;
+      const aStarted = new Promise<void>((resolve) => (started = resolve));
+      const holder = lockOf(a)(async () => {
+        aInside = true;
+        started();
+        await sleep(leaseMs * 3);
+        await a.set(tokens()); // still this holder's lock: the write goes through
+        aInside = false;
+      });
+      await aStarted;
+      const waiter = lockOf(b)(async () => {
+        overlapped ||= aInside;
+      });
+      await Promise.all([holder, waiter]);
+      if (overlapped) fail('another holder got the lock while its live holder was still inside: the lock was not extended');
+    }, 3 * leaseMs),
+  );
+
   if (lockTtlMs !== undefined) {
     checks.push(
       check(`the lock expires: a holder that stalls past lockTtlMs (${lockTtlMs} ms) loses it to the next`, async () => {
@@ -175,11 +263,8 @@ export function tokenStoreConformance(options: TokenStoreConformanceOptions): To
         let bInWhileAHeld = false;
         let entered: Promise<void> | undefined;
         await lockOf(a)(async () => {
-          // A synchronous stall: no timer of this process runs, so the holder cannot extend its lock.
-          const until = Date.now() + lockTtlMs * 1.5;
-          while (Date.now() < until) {
-            // stalled
-          }
+          // No timer of this process runs, so the holder cannot extend its lock.
+          if (stall(lockTtlMs * 1.5) < lockTtlMs) fail('the kit could not stall this thread past lockTtlMs');
           entered = lockOf(b)(async () => {
             bIn = true;
           });
@@ -188,29 +273,7 @@ export function tokenStoreConformance(options: TokenStoreConformanceOptions): To
         });
         await entered;
         if (!bInWhileAHeld) fail('another holder could not take the lock while its first holder had stalled past lockTtlMs');
-      }),
-      check(`the lock is extended: a live holder keeps it for 3 × lockTtlMs (${3 * lockTtlMs} ms)`, async () => {
-        const { store } = await fresh();
-        const [a, b] = [await store(), await store()];
-        if (a.lock === undefined) fail('the store has no lock() although lockTtlMs was given');
-        let aInside = false;
-        let overlapped = false;
-        let started!: () => void;
-        const aStarted = new Promise<void>((resolve) => (started = resolve));
-        const holder = lockOf(a)(async () => {
-          aInside = true;
-          started();
-          await sleep(lockTtlMs * 3);
-          await a.set(tokens()); // still this holder's lock: the write goes through
-          aInside = false;
-        });
-        await aStarted;
-        const waiter = lockOf(b)(async () => {
-          overlapped ||= aInside;
-        });
-        await Promise.all([holder, waiter]);
-        if (overlapped) fail('another holder got the lock while its live holder was still inside: the lock was not extended');
-      }),
+      }, 12 * lockTtlMs),
     );
   }
 
@@ -235,8 +298,20 @@ export function tokenStoreConformance(options: TokenStoreConformanceOptions): To
   return checks;
 }
 
-function check(name: string, run: () => Promise<void>): TokenStoreConformanceCheck {
-  return { name, run };
+/**
+ * Blocks this thread for `ms` (no timer, I/O or promise of this process runs meanwhile) and says how long it was
+ * blocked. `Atomics.wait`, not an empty busy loop, which the build dropped as code without effect; where waiting is
+ * not allowed (a browser's main thread), a loop whose result is used.
+ */
+function stall(ms: number): number {
+  const start = Date.now();
+  try {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+  } catch {
+    let now = start;
+    while (now < start + ms) now = Date.now();
+  }
+  return Date.now() - start;
 }
 
 function fail(message: string): never {

@@ -10,6 +10,7 @@
 import { parseDateTime } from '../core/date-time.js';
 import { invalidOption } from '../core/invalid-option.js';
 import { timeBound } from '../core/time-bound.js';
+import { checkWellFormedId } from '../core/well-formed-id.js';
 import { WebhookTimeoutError, type WebhookTimedStep } from './errors.js';
 import type { WebhookEvent } from './event.js';
 
@@ -60,7 +61,7 @@ export interface WebhookClaimContext {
  * Each method may return a promise; each call is bounded by `dedupeTimeoutMs`.
  *
  * - `claim(key, context)`: atomically, if `key` is unknown, its claim expired, or its claim holds
- *   `context.claimId` (a renewal, while a handler past its time-out still runs), take it for `context.ttlMs` and
+ *   `context.claimId` (a renewal), take it for `context.ttlMs` and
  *   answer `new` (with `stale`); else answer `in-flight` or `done`.
  * - `complete(key, context)`: the handler succeeded: mark `key` done (keep it as long as the service may retry),
  *   and move the post's newest handled `created_at` up to `context.createdAt`. Optional: without it a claim
@@ -105,6 +106,7 @@ export interface WebhookDedupeStore {
  * succeeds once however often, wherever and in whatever order the service delivers it.
  *
  * - `new RedisWebhookDedupe({ redis })` from `@postsched/sdk/redis`: for several processes or instances.
+ * - `new PostgresWebhookDedupe({ pool })` from `@postsched/sdk/postgres`: the same, on PostgreSQL.
  * - A `WebhookDedupeStore` of your own (`{ claim, release, complete }`, see there).
  * - A function `(key, context) => WebhookClaimResult`: a `claim` alone, never given back: if the handler then
  *   fails (answer 500), the retry is answered as a duplicate. Prefer a store.
@@ -167,6 +169,8 @@ export function memoryDedupe(maxKeys = MEMORY_DEDUPE_KEYS, now = Date.now): Requ
   };
   return {
     claim(key, { postId, createdAt, ttlMs, claimId }) {
+      checkWellFormedId(key, 'key');
+      checkWellFormedId(postId, 'postId', ['context', 'postId']);
       if (events.has(key)) {
         const claim = events.get(key);
         if (claim === undefined) return 'done';
@@ -200,8 +204,9 @@ export interface WebhookHandlerContext {
    */
   readonly stale: boolean;
   /**
-   * Aborted when the handler runs past `handlerTimeoutMs` (the delivery is then answered 500): stop there. Until the
-   * handler settles its event stays claimed, so retries are answered 503.
+   * Aborted when the handler runs past `handlerTimeoutMs` (the delivery is then answered 500): stop there. Its event
+   * stays claimed until the handler settles or `inFlightTtlMs` has passed since the claim, whichever comes first:
+   * retries are answered 503 meanwhile, and after that a retry runs the handler again, even beside this run.
    */
   readonly signal: AbortSignal;
 }
@@ -278,22 +283,13 @@ export function handleOnce(
   }
 
   /**
-   * A run past its time bound keeps its claim until it settles, so that no retry runs the handler beside it: the
-   * claim is renewed (claimed again under its own id) at once and then every `handlerTimeoutMs`, which
-   * `inFlightTtlMs` outlasts with two store calls. Settled, the event is marked done, or given back when the run
-   * failed, so a retry runs it. If this process dies meanwhile, the claim expires and a retry runs the handler.
+   * A run past its time bound keeps its claim for the rest of `inFlightTtlMs`, never longer: a hung run must not block
+   * its event for the life of the process, so once the claim expires a retry runs the handler (beside this run, if it
+   * is still going). Settled, the event is marked done, or given back when the run failed (only while the claim is
+   * still its own), so a retry runs it.
    */
   async function outlive(work: PromiseLike<unknown>, key: string, context: WebhookClaimContext): Promise<void> {
-    let live = true;
-    const settled = Promise.resolve(work)
-      .then(() => 'complete' as const, () => 'release' as const)
-      .finally(() => (live = false));
-    // Claims expire only in a store that marks events done (without `complete`, a claim is the done mark).
-    while (live && store!.complete !== undefined) {
-      await quietly('claim', () => store!.claim(key, context));
-      await timeBound(() => settled, handlerTimeoutMs, () => new Error('renew'), true).catch(() => {});
-    }
-    const step = await settled;
+    const step = await Promise.resolve(work).then(() => 'complete' as const, () => 'release' as const);
     await quietly(step, () => store![step]?.(key, context));
   }
 

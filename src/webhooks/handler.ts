@@ -4,13 +4,13 @@
  * speak Fetch (`.fetch`) and node:http (`.node`). Imported by nothing the verifier uses, so a bundle of
  * `verifyWebhook` alone leaves all of this out.
  */
-import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
+import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
 import { bodyLimit, requestBody, type BodySource } from './body.js';
 import { handleOnce, toStore, type RunHandler, type WebhookDedupe, type WebhookHandlerContext } from './dedupe.js';
 import { WebhookVerificationError } from './errors.js';
 import type { KnownWebhookEvent, UnknownWebhookEvent, WebhookEvent, WebhookEventType } from './event.js';
 import { nodeBody, writeNodeAnswer, type NodeWebhookRequest, type NodeWebhookResponse } from './handler-node.js';
-import type { HmacBackend, WebhookSecret } from './signature.js';
+import { toSecretList, type HmacBackend, type WebhookSecret } from './signature.js';
 import { toleranceOf, verifyDelivery, type VerifyWebhookClockOptions } from './verify.js';
 
 /**
@@ -44,7 +44,10 @@ export interface WebhookErrorContext {
 
 /** Options of `createWebhookHandler`. */
 export interface WebhookHandlerOptions extends VerifyWebhookClockOptions {
-  /** The endpoint's webhook secret, or several during a rotation. Checked on each delivery (a 500 when bad). */
+  /**
+   * The endpoint's webhook secret, or several during a rotation. Checked here: a missing, blank or padded secret
+   * (an unset `POSTSCHED_WEBHOOK_SECRET`) throws a `ValidationError` at start-up, not a 500 at the first delivery.
+   */
   secret: WebhookSecret;
   /** The handler of each event name you act on. An event without one is answered 2xx and dropped. */
   on: WebhookEventHandlers;
@@ -54,15 +57,19 @@ export interface WebhookHandlerOptions extends VerifyWebhookClockOptions {
    * Called for every delivery answered 400 or 500, before the answer: a `WebhookVerificationError` (400; its
    * `reason` says why), or a configuration mistake, a failing dedupe store or handler, a `WebhookTimeoutError`
    * (500). Also when only the store's `complete` failed after the handler finished (204). Not for the 503 to a
-   * duplicate in flight, which is expected traffic. Default: log all but the 400s with `console.error` (messages
-   * carry no secret). Errors it throws are ignored.
+   * duplicate in flight, which is expected traffic. Default: the 500s and 204s logged with `console.error`, the 400s
+   * with `logger.warn` once per `reason` per minute (a wrong secret shows up; a flood of forgeries does not flood the
+   * log). Messages carry no secret and no body. Errors it throws are ignored.
    */
   onError?: ((error: unknown, context: WebhookErrorContext) => unknown) | undefined;
+  /** Where the default `onError` warns of refused deliveries (400), once per `reason` per minute. Default `console`. */
+  logger?: { warn(message: string): unknown } | undefined;
   /**
    * Where events being handled and handled are kept, so that each event's handler succeeds once however often and
    * wherever the service delivers it (see `WebhookDedupe` and `webhookDedupeKey`). Default: this process's memory,
    * the last 10,000 events. Several processes or instances need one shared store:
-   * `new RedisWebhookDedupe({ redis })` from `@postsched/sdk/redis`. `false`: no deduplication.
+   * `new RedisWebhookDedupe({ redis })` from `@postsched/sdk/redis`, or `new PostgresWebhookDedupe({ pool })` from
+   * `@postsched/sdk/postgres`. `false`: no deduplication.
    *
    * @example
    * dedupe: new RedisWebhookDedupe({ redis: new Redis(process.env.REDIS_URL!) })
@@ -71,9 +78,10 @@ export interface WebhookHandlerOptions extends VerifyWebhookClockOptions {
   /**
    * How long a handler may run, in ms (default 10 000, under the time-outs of common senders; at most 2 147 483 647,
    * `setTimeout`'s ceiling). Past it the answer is 500 (so the service retries), its `signal` is aborted and
-   * `onError` gets a `WebhookTimeoutError` (`handler_timeout`). The run cannot be stopped, so it keeps the event's
-   * claim (renewed every `handlerTimeoutMs`) until it settles, and retries meanwhile get 503: then the event is
-   * done if it succeeded, or given back if it failed, so a later retry runs the handler again.
+   * `onError` gets a `WebhookTimeoutError` (`handler_timeout`). The run cannot be stopped: it keeps the event's claim
+   * until it settles (then the event is done if it succeeded, or given back if it failed, so a retry runs it again),
+   * but no longer than `inFlightTtlMs` from the claim, and retries meanwhile get 503. After that a retry runs the
+   * handler: a handler still running past `inFlightTtlMs` may run twice.
    */
   handlerTimeoutMs?: number | undefined;
   /**
@@ -82,10 +90,10 @@ export interface WebhookHandlerOptions extends VerifyWebhookClockOptions {
    */
   dedupeTimeoutMs?: number | undefined;
   /**
-   * How long a claim in flight lasts, in ms (default 30 000): a process that died mid-handler blocks its event
-   * this long, then the service's next retry runs the handler. Must be longer than
-   * `handlerTimeoutMs + 2 × dedupeTimeoutMs`, so a live holder never loses its claim (a handler past its time-out
-   * renews it every `handlerTimeoutMs`).
+   * How long a claim in flight lasts, in ms (default 30 000): a process that died mid-handler, or a handler that
+   * hangs, blocks its event this long, then the service's next retry runs the handler (a hung one may then run
+   * twice). Must be longer than `handlerTimeoutMs + 2 × dedupeTimeoutMs`, so a handler within its time bound never
+   * loses its claim.
    */
   inFlightTtlMs?: number | undefined;
   /** The largest body read, in bytes (default 1 MiB); a longer one is answered 400 `body_too_large`. */
@@ -93,7 +101,7 @@ export interface WebhookHandlerOptions extends VerifyWebhookClockOptions {
 }
 
 const HANDLER_OPTIONS = /* @__PURE__ */ optionNames<WebhookHandlerOptions>({
-  secret: 0, on: 0, onUnknown: 0, onError: 0, dedupe: 0, handlerTimeoutMs: 0, dedupeTimeoutMs: 0, inFlightTtlMs: 0, maxBodyBytes: 0, toleranceSeconds: 0, now: 0,
+  secret: 0, on: 0, onUnknown: 0, onError: 0, logger: 0, dedupe: 0, handlerTimeoutMs: 0, dedupeTimeoutMs: 0, inFlightTtlMs: 0, maxBodyBytes: 0, toleranceSeconds: 0, now: 0,
 });
 
 /**
@@ -137,6 +145,9 @@ const CONFIGURATION_REASONS: readonly string[] = ['invalid_secret', 'body_not_ra
 
 const serverError: Answer = { status: 500, body: 'server_error' };
 
+/** The default `onError` warns of each refusal `reason` at most once per this many ms. */
+const WARN_EVERY_MS = 60_000;
+
 /** Under the time-outs of common senders (GitHub 10 s, Shopify 5 s, Stripe 20 s): our 500 comes first. */
 const DEFAULT_HANDLER_TIMEOUT_MS = 10_000;
 /** Each dedupe store call; a store slower than this is down for webhook purposes. */
@@ -158,6 +169,14 @@ function headersOf({ status, body, retryAfter }: Answer): Record<string, string>
 /** `createWebhookHandler` with a given HMAC backend. */
 export function createHandlerWith(backend: HmacBackend, options: WebhookHandlerOptions): WebhookHandler {
   options = checkOptions(options, HANDLER_OPTIONS, 'createWebhookHandler()');
+  try {
+    toSecretList(options.secret);
+  } catch (error) {
+    // The same words as a delivery's check, as a ValidationError now: a missing secret fails the deploy, not a delivery.
+    throw refusal(`\`secret\` is refused by createWebhookHandler(): ${(error as Error).message}`, ['secret']);
+  }
+  const logger = options.logger ?? console;
+  if (typeof logger?.warn !== 'function') invalidOption('logger', 'must have a `warn(message)` method, as `console` has.');
   // The options, checked here, at start-up: a bad constant fails now, not on the first delivery. Timers: past
   // setTimeout's ceiling one fires at once, and every handler would time out. The claim's ttl is no timer.
   const limit = bodyLimit(options.maxBodyBytes);
@@ -174,6 +193,8 @@ export function createHandlerWith(backend: HmacBackend, options: WebhookHandlerO
   }
   const store = toStore(options.dedupe);
   const { on, onUnknown, onError } = options;
+  /** reason → when the default `onError` last warned of it. */
+  const warned = new Map<string, number>();
   const once = handleOnce({ store, handlerTimeoutMs, dedupeTimeoutMs, inFlightTtlMs }, report);
   // By then the run in flight has finished or timed out: the retry finds it done, runs it, or (a run past its time
   // bound goes on) is answered this again.
@@ -183,9 +204,18 @@ export function createHandlerWith(backend: HmacBackend, options: WebhookHandlerO
     try {
       if (onError !== undefined) await onError(error, context);
       else if (context.status !== 400) console.error(`postsched webhook answered ${context.status}:`, error);
+      else warnOnce(error as WebhookVerificationError);
     } catch {
       // onError is the last resort: a failure in it must not change the answer.
     }
+  }
+
+  /** A refused delivery, told once per reason per minute: its reason and message (never the secret or the body). */
+  function warnOnce({ reason, message }: WebhookVerificationError): void {
+    const now = Date.now();
+    if (now - (warned.get(reason) ?? -Infinity) < WARN_EVERY_MS) return;
+    warned.set(reason, now);
+    logger.warn(`postsched webhook refused a delivery (400 ${reason}): ${message}. No more ${reason} logged for a minute.`);
   }
 
   /** The answer to a delivery: its method, its headers (where the signature is) and its body. */

@@ -28,7 +28,15 @@ export {
   type WebhookVerificationReason,
 } from './errors.js';
 export {
+  PostDeletedEventSchema,
+  PostFailedEventSchema,
+  PostPublishedDataSchema,
+  PostPublishedEventSchema,
+  PostScheduledEventSchema,
+  UnknownWebhookEventSchema,
   WEBHOOK_EVENT_TYPES,
+  WebhookEventSchema,
+  WebhookPostDataSchema,
   type KnownWebhookEvent,
   type PostDeletedEvent,
   type PostFailedEvent,

@@ -130,7 +130,7 @@ export async function verifyDelivery(backend: HmacBackend, delivery: Delivery, s
   let parsed = isPending(macs[0]) ? parseJson(bytes) : undefined; // JSON.parse never gives undefined
   const expected = parsed === undefined ? (macs as Uint8Array[]) : await Promise.all(macs);
   if (!expected.some((mac) => header.v1.some((received) => backend.equal(mac, received)))) {
-    reject('no_matching_signature', 'No v1 matches: check the secret; pass the raw body');
+    reject('no_matching_signature', 'Signature does not match the secret: a wrong secret, or the raw body was changed before verification');
   }
   if (parsed === undefined) parsed = parseJson(bytes);
   // No `cause`: the engine's message quotes the body.

@@ -75,6 +75,36 @@ describe('postsched mock', () => {
     expect(verified.filter((e) => e.data.id === post.id).map((e) => e.event)).toEqual(['post.scheduled', 'post.published']);
   });
 
+  it('says its state is in memory; --token-ttl 60s issues access tokens that expire in 60 s, to watch a refresh', async () => {
+    const started = await startMock(['--token-ttl', '60s', '--consent', 'approve']);
+    mock = started.mock;
+    const { env } = started;
+    expect(mock.stdout()).toContain('The access token has every scope and expires in 60 s');
+    expect(mock.stdout()).toContain('State is in memory: a restart forgets every token');
+    const oauth = new OAuthClient({
+      baseUrl: env.POSTSCHED_BASE_URL as string,
+      clientId: env.POSTSCHED_CLIENT_ID as string,
+      clientSecret: env.POSTSCHED_CLIENT_SECRET as string,
+      redirectUri: env.POSTSCHED_REDIRECT_URI as string,
+    });
+    const pending = await oauth.createAuthorizationUrl({ scopes: ['posts:read'] });
+    const code = new URL((await fetch(pending.url, { redirect: 'manual' })).headers.get('location') ?? '').searchParams.get('code') ?? '';
+    const answer = await fetch(`${env.POSTSCHED_BASE_URL}/oauth/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        grant_type: 'authorization_code', code, redirect_uri: env.POSTSCHED_REDIRECT_URI as string, code_verifier: pending.codeVerifier,
+        client_id: env.POSTSCHED_CLIENT_ID as string, client_secret: env.POSTSCHED_CLIENT_SECRET as string,
+      }),
+    });
+    expect(((await answer.json()) as { expires_in: number }).expires_in).toBe(60);
+  });
+
+  it('refuses a --token-ttl that is not a time, saying which forms it takes', async () => {
+    const { code, stderr } = await runCli(['mock', '--port', '0', '--token-ttl', '60 seconds']);
+    expect(code).not.toBe(0);
+    expect(stderr).toContain('--token-ttl must be a time from 1s to 720h, such as 60s, 5m or 1h; got "60 seconds"');
+  });
+
   it('stops cleanly on Ctrl-C: exit 0, the port closed', async () => {
     const started = await startMock();
     mock = started.mock;

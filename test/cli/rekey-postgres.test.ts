@@ -36,8 +36,13 @@ describe('postsched rekey --postgres-url', () => {
   it('counts with --dry-run (exit 1), rewrites (exit 0), then finds none left under a keyring without k1', async () => {
     const env = { POSTSCHED_TOKEN_KEYRING: KEYRING };
     const args = ['rekey', '--postgres-url', server.url, '--table', 'cli_tokens'];
+    // The final keyring, too early: every value is unreadable with it; the dry run fails and names the count.
+    const early = await runCli([...args, '--dry-run'], { POSTSCHED_TOKEN_KEYRING: JSON.stringify({ current: 'k2', keys: { k2: K2 } }) });
+    expect(early.code).toBe(1);
+    expect(early.stderr).toMatch(/`encryptionKey` is missing a key: 3 of 3 stored values/);
+    expect(early.output).not.toMatch(/can be removed/);
     const dry = await runCli([...args, '--dry-run'], env);
-    expect(dry).toMatchObject({ code: 1, stdout: '3 encrypted values in table "cli_tokens"; would rewrite 3 with key "k2".\n', stderr: '3 values are still under older keys.\n' });
+    expect(dry).toMatchObject({ code: 1, stdout: '3 token values in table "cli_tokens"; would rewrite 3 with key "k2".\n', stderr: '3 values are still under older keys.\n' });
 
     const run = await runCli(args, env);
     expect(run.code).toBe(0);
@@ -47,7 +52,7 @@ describe('postsched rekey --postgres-url', () => {
 
     const after = await runCli([...args, '--dry-run'], { POSTSCHED_TOKEN_KEYRING: JSON.stringify(k2Only) });
     expect(after).toMatchObject({ code: 0, stderr: '' });
-    for (const output of [dry.output, run.output, after.output]) expectNoSecrets(output);
+    for (const output of [early.output, dry.output, run.output, after.output]) expectNoSecrets(output);
   });
 
   it.each([

@@ -32,10 +32,25 @@ function expectNoSecrets(output: string): void {
 }
 
 describe('postsched rekey', () => {
+  it('fails a dry run with the final keyring while values are still under k1 (exit 1, the count named), never saying a key can go', async () => {
+    const k2Only = JSON.stringify({ current: 'k2', keys: { k2: K2 } });
+    const early = await runCli(['rekey', '--match', 'cli:tokens:*', '--dry-run'], { POSTSCHED_TOKEN_KEYRING: k2Only, REDIS_URL: server.url });
+    expect(early.code).toBe(1);
+    expect(early.stderr).toMatch(/`encryptionKey` is missing a key: 3 of 3 stored values cannot be read with this keyring/);
+    expect(early.output).not.toMatch(/can be removed/);
+    // A real run with it rewrites nothing, fails too, and says the same.
+    const run = await runCli(['rekey', '--match', 'cli:tokens:*'], { POSTSCHED_TOKEN_KEYRING: k2Only, REDIS_URL: server.url });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('The keyring is missing a key: 3 of 3 stored values');
+    expect(run.output).not.toMatch(/can be removed/);
+    expect(await redis.get('cli:tokens:a')).toMatch(/^enc:v1:/);
+    for (const output of [early.output, run.output]) expectNoSecrets(output);
+  });
+
   it('counts with --dry-run (exit 1: values left under k1), rewrites them (exit 0), then finds none left', async () => {
     const env = { POSTSCHED_TOKEN_KEYRING: KEYRING, REDIS_URL: server.url };
     const dry = await runCli(['rekey', '--match', 'cli:tokens:*', '--dry-run'], env);
-    expect(dry).toMatchObject({ code: 1, stdout: '3 encrypted values matching "cli:tokens:*"; would rewrite 3 with key "k2".\n' });
+    expect(dry).toMatchObject({ code: 1, stdout: '3 token values matching "cli:tokens:*"; would rewrite 3 with key "k2".\n' });
     expect(dry.stderr).toBe('3 values are still under older keys.\n');
     expect(await redis.get('cli:tokens:a')).toMatch(/^enc:v1:/);
 
@@ -49,6 +64,23 @@ describe('postsched rekey', () => {
     const after = await runCli(['rekey', '--match', 'cli:tokens:*', '--dry-run'], { ...env, POSTSCHED_TOKEN_KEYRING: JSON.stringify(k2Only) });
     expect(after).toMatchObject({ code: 0, stderr: '' });
     for (const output of [dry.output, run.output, after.output]) expectNoSecrets(output);
+  });
+
+  it('encrypts the tokens kept in clear with a keyring that says allowPlaintext, and then finds none in clear without it', async () => {
+    for (const user of ['a', 'b']) await new RedisTokenStore({ redis, key: `clr:tokens:${user}`, encryptionKey: 'none' }).set(TOKENS);
+    const k1 = { current: 'k1', keys: { k1: K1 } };
+    const refused = await runCli(['rekey', '--match', 'clr:tokens:*', '--dry-run'], { POSTSCHED_TOKEN_KEYRING: JSON.stringify(k1), REDIS_URL: server.url });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('in clear while the keyring does not say `allowPlaintext: true`');
+    const env = { POSTSCHED_TOKEN_KEYRING: JSON.stringify({ ...k1, allowPlaintext: true }), REDIS_URL: server.url };
+    const run = await runCli(['rekey', '--match', 'clr:tokens:*'], env);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toContain('2 token values matching "clr:tokens:*" (2 in clear); 2 rewritten with key "k1".');
+    expect(run.stdout).toContain('the older keys and allowPlaintext can be removed');
+    expect(await redis.get('clr:tokens:a')).toMatch(/^enc:v2:k1:/);
+    const after = await runCli(['rekey', '--match', 'clr:tokens:*', '--dry-run'], { POSTSCHED_TOKEN_KEYRING: JSON.stringify(k1), REDIS_URL: server.url });
+    expect(after).toMatchObject({ code: 0, stderr: '' });
+    for (const output of [refused.output, run.output, after.output]) expectNoSecrets(output);
   });
 
   it.each([

@@ -2,12 +2,14 @@
  * The four webhook examples, each run as a user runs it: Express and Hono on real sockets of 127.0.0.1 (Hono
  * through @hono/node-server, as the file serves itself), the Next.js route and the Cloudflare worker called as
  * their platforms call them. Every one gets the same deliveries: good, duplicate, failing (the queue throws),
- * forged, the wrong method, and a server without its secret.
+ * forged, the wrong method, and a server without its secret (it fails where the handler is made).
  */
 import { createHmac } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { start, stopAll } from '../support/processes.js';
+import { ValidationError } from '@postsched/sdk';
 
 const SECRET = 'whsec_example_9d2e';
 let postNumber = 0;
@@ -168,12 +170,12 @@ describe.each(examples)('$name', ({ start }) => {
     expect(response.headers.get('allow')).toBe('POST');
   });
 
-  it('answers 500, never 400, when the server has no secret configured', async () => {
-    const { send } = await run(null);
-    const body = publishedBody();
-    const response = await send(delivery(body));
-    expect(response.status).toBe(500);
-    expect(await response.text()).not.toContain(SECRET);
+  it('fails with a ValidationError naming POSTSCHED_WEBHOOK_SECRET when the server has no secret configured, never a 2xx or a 400', async () => {
+    // The server (the Worker: its first request, answered 500 by the platform) fails where the handler is made.
+    const outcome = await run(null).then(({ send }) => send(delivery(publishedBody()))).then((response) => response.status, (error: unknown) => error);
+    expect(outcome).toBeInstanceOf(ValidationError);
+    expect(String(outcome)).toMatch(/`secret` is refused by createWebhookHandler\(\): .*POSTSCHED_WEBHOOK_SECRET/);
+    expect(String(outcome)).not.toContain(SECRET);
     expect(queued).toEqual([]);
   });
 });
@@ -187,4 +189,20 @@ describe('examples/webhooks-cloudflare.ts routing', () => {
     const rotated = 'whsec_rotated_77';
     expect((await worker.fetch(delivery(body, sign(body, rotated)), { POSTSCHED_WEBHOOK_SECRET: rotated })).status).toBe(204);
   });
+});
+
+describe('the Express and Hono receivers run directly (npx tsx examples/…)', () => {
+  for (const file of ['webhooks-express.ts', 'webhooks-hono.ts']) {
+    it(`${file} listens on 127.0.0.1 only, prints that address, and answers a signed delivery there`, async () => {
+      const child = start(`examples/${file}`, [], { PORT: '0', POSTSCHED_WEBHOOK_SECRET: SECRET });
+      try {
+        const [, url] = await child.waitFor(/^Listening on (http:\/\/127\.0\.0\.1:\d+\/webhooks\/postsched)$/m);
+        expect(child.output()).not.toContain('localhost');
+        const body = publishedBody();
+        expect((await over(url as string)(delivery(body))).status).toBe(204);
+      } finally {
+        await stopAll(child);
+      }
+    });
+  }
 });

@@ -9,6 +9,7 @@ import { RedisTokenStore, RedisWebhookDedupe } from '@postsched/sdk/redis';
 import { PostgresTokenStore } from '@postsched/sdk/postgres';
 import { createFakeService } from '@postsched/sdk/testing';
 import { createWebhookHandler } from '@postsched/sdk/webhooks';
+import { TEST_KEY } from '../support/token-key.js';
 
 const oauth = () => new OAuthClient({ baseUrl: 'https://api.example', clientId: 'c', clientSecret: 'cs_SECRET', redirectUri: 'https://app.example/cb' });
 const client = { baseUrl: 'https://api.example', auth: 'tok_SECRET' };
@@ -19,9 +20,9 @@ const constructors: Array<[string, object, (options: never) => unknown]> = [
   ['new UserClients()', { oauth: oauth(), baseUrl: 'https://api.example' }, (options) => new UserClients(options)],
   ['new TokenManager()', { oauth: oauth() }, (options) => new TokenManager(options)],
   ['new OAuthClient()', { baseUrl: 'https://api.example', clientId: 'c', clientSecret: 'cs_SECRET', redirectUri: 'https://app.example/cb' }, (options) => new OAuthClient(options)],
-  ['new RedisTokenStore()', { redis: { call: async () => null }, key: 'k' }, (options) => new RedisTokenStore(options)],
+  ['new RedisTokenStore()', { redis: { call: async () => null }, key: 'k', encryptionKey: TEST_KEY }, (options) => new RedisTokenStore(options)],
   ['new RedisWebhookDedupe()', { redis: { call: async () => null } }, (options) => new RedisWebhookDedupe(options)],
-  ['new PostgresTokenStore()', { pool: { query: async () => ({ rows: [] }) }, key: 'k' }, (options) => new PostgresTokenStore(options)],
+  ['new PostgresTokenStore()', { pool: { query: async () => ({ rows: [] }) }, key: 'k', encryptionKey: TEST_KEY }, (options) => new PostgresTokenStore(options)],
   ['createWebhookHandler()', { secret: 'whsec_SECRET', on: {} }, (options) => createWebhookHandler(options)],
   ['createFakeService()', {}, (options) => createFakeService(options)],
 ];

@@ -11,6 +11,7 @@ import { RedisTokenStore } from '@postsched/sdk/redis';
 import { createFakeService, type FakeService } from '@postsched/sdk/testing';
 import { type RedisServer, startRedisServer } from '../redis/redis-server.js';
 import type { RotationWorkerConfig, RotationWorkerMessage } from './rotation-worker.js';
+import { TEST_KEY } from '../support/token-key.js';
 
 const WORKER = fileURLToPath(new URL('./rotation-worker.ts', import.meta.url));
 const APP = { clientId: 'app_rotation', clientSecret: 'secret_rotation_1234', redirectUris: ['http://127.0.0.1/callback'] };
@@ -79,7 +80,7 @@ describe('two processes sharing tokens through Redis', () => {
     baseUrl = (await fake.listen()).url;
     key = `postsched:rotation:${crypto.randomUUID()}`;
     redis = new Redis(redisServer.url);
-    store = new RedisTokenStore({ redis, key });
+    store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key });
     workers = [];
     const issued = fake.issueTokenSet({ clientId: APP.clientId });
     await store.set({ ...issued, expiresAt: Date.now() - 1_000 }); // signed in earlier, expired since

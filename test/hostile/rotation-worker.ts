@@ -8,6 +8,7 @@
 import { Redis } from 'ioredis';
 import { OAuthClient, TokenManager, type TokenSet, type TokenStore } from '@postsched/sdk';
 import { RedisTokenStore } from '@postsched/sdk/redis';
+import { TEST_KEY } from '../support/token-key.js';
 
 export interface RotationWorkerConfig {
   redisUrl: string;
@@ -30,7 +31,7 @@ const config = JSON.parse(process.env['WORKER_CONFIG'] ?? '{}') as RotationWorke
 const send = (message: RotationWorkerMessage) => process.send?.(message);
 
 const redis = new Redis(config.redisUrl);
-const redisStore = new RedisTokenStore({ redis, key: config.key, lockTtlMs: 2_000, lockWaitMs: 20_000 });
+const redisStore = new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key: config.key, lockTtlMs: 2_000, lockWaitMs: 20_000 });
 let firstSet = true;
 const store: TokenStore = {
   get: () => redisStore.get(),

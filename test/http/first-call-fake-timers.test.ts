@@ -2,10 +2,10 @@
  * What an app's own test does: a test file of its own (vitest gives each file a fresh module graph, so the SDK's
  * first call of the process happens here), fake timers, msw, and the first call of a new client made while the
  * clock is driven by the test. The call must settle within the faked time: nothing on the SDK's first call may wait
- * on I/O that a fake clock does not drive (it did: under Node, ky was loaded from disk by a dynamic import).
+ * on I/O that a fake clock does not drive (it did once: under Node, ky was loaded from disk by a dynamic import).
  *
  * It imports only public packages, so `npm run test:runtimes` runs this very file in a fresh project on the packed
- * tarball (dist/, where Node takes the package's `#ky` → dist/http/ky.node.*), as a user's test would.
+ * tarball (dist/), as a user's test would; test/jest-user/ does the same under CJS jest.
  */
 import { http, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';

@@ -3,8 +3,8 @@ import { PostSched } from '@postsched/sdk';
 import { JSON_HEADERS, recordingClient, wirePost } from '../helpers.js';
 
 /**
- * The per-call work of a plain GET (bench/RESULTS.md, latency and throughput): no Response tee and no
- * Request copy beyond the one ky keeps for its retries. Counted, not timed.
+ * The per-call work of a plain GET (bench/RESULTS.md, latency and throughput): no Response tee, one request
+ * sent. Counted, not timed. (How often ky copies a Request for its retries is ky's own business, not asserted.)
  */
 describe('the hot path of a GET', () => {
   afterEach(() => vi.restoreAllMocks());
@@ -23,11 +23,9 @@ describe('the hot path of a GET', () => {
     expect(JSON.parse((await response.text()).replace(/^\uFEFF/, ''))).toMatchObject({ id: 'post_1' });
   });
 
-  it('sends a GET with one Request clone (ky’s, kept for retries) and the token on the request fetch gets', async () => {
-    const requestClone = vi.spyOn(Request.prototype, 'clone');
+  it('sends a GET once, with the token on the request fetch gets', async () => {
     const { client, seen } = recordingClient(() => Response.json(wirePost(), { headers: JSON_HEADERS }));
     await client.posts.get('post_1');
-    expect(requestClone).toHaveBeenCalledTimes(1);
     expect(seen).toHaveLength(1);
     expect(seen[0]!.headers.get('authorization')).toBe('Bearer tok_1');
   });

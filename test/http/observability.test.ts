@@ -186,6 +186,22 @@ describe('tracing on the postsched:request TracingChannel', () => {
     expect(JSON.stringify(order)).not.toMatch(/secret/);
   });
 
+  it('sends the trace headers a subscriber sets on start with that attempt, never one that replaces the token', async () => {
+    let n = 0;
+    const setHeaders = { ...handlers, start: (context: unknown) => void ((context as RequestTrace).traceHeaders = { traceparent: `tp-${++n}`, Authorization: 'Bearer other' }) };
+    channel.subscribe(setHeaders);
+    try {
+      const { sdk, seen } = client((_r, k) => (k === 1 ? Response.json({}, { status: 503, headers: { 'retry-after': '0' } }) : Response.json(POST)));
+      await sdk.posts.get('post_1');
+      expect(seen.map((r) => [r.headers.get('authorization'), r.headers.get('traceparent')])).toEqual([
+        [`Bearer ${TOKEN}`, 'tp-1'],
+        [`Bearer ${TOKEN}`, 'tp-2'],
+      ]);
+    } finally {
+      channel.unsubscribe(setHeaders);
+    }
+  });
+
   it('publishes a failed attempt on error with the SDK error', async () => {
     channel.subscribe(handlers);
     const { sdk } = client(() => {

@@ -4,7 +4,7 @@
  * `maxRetryAfterMs`. The service is a `fetch` function of the test's own that counts what reaches it.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { PostSched, RateLimiter, RateLimitError, type RateLimitEvent, UserClients } from '@postsched/sdk';
+import { PostSched, RateLimiter, RateLimitError, type RateLimitEvent, UserClients, ValidationError } from '@postsched/sdk';
 import { BASE, windowService, wirePost } from '../helpers.js';
 
 beforeEach(() => {
@@ -174,6 +174,17 @@ describe('one backoff per user in a UserClients', () => {
     expect(sent).toHaveLength(1);
     await advance(3_000);
     expect((await other).error).toBeUndefined();
+  });
+});
+
+describe('a `key` function', () => {
+  it('returning no string is refused with a ValidationError naming its result: such users never share a scope "undefined"', async () => {
+    const { sent, fetch } = service(ok());
+    const users = await usersOver(fetch, { rateLimiter: new RateLimiter({ key: ((userId: string) => (userId === 'u1' ? undefined : null)) as never }) });
+    expect(() => users.client('u1')).toThrow(ValidationError);
+    expect(() => users.client('u1')).toThrow('`key` returned undefined for a user id: it must return a string');
+    expect(() => users.client('u2')).toThrow('`key` returned null');
+    expect(sent).toHaveLength(0);
   });
 });
 

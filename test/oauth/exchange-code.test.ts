@@ -211,6 +211,16 @@ describe('OAuthClient.exchangeCode: the token request', () => {
     expect(endpoint.tokenRequests).toHaveLength(0);
   });
 
+  it('refuses lost checks (req.session.oauth undefined: a lost session) naming the likely causes, before the code is sent', async () => {
+    const { oauth, callback } = await start();
+    endpoint.answerJson(tokenBody(1));
+    const error = await caught(oauth.exchangeCode(callback, undefined as never));
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as Error).message).toMatch(/got undefined\. Often the session that saved them was lost: its cookie was not sent back/);
+    expect((error as Error).message).toContain('another host or port than the one that started the flow');
+    expect(endpoint.tokenRequests).toHaveLength(0);
+  });
+
   it('returns a normalized TokenSet whose expiry counts from when the request left', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const sentAt = Date.UTC(2030, 0, 1);

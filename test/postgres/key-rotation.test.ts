@@ -41,7 +41,7 @@ async function newTable(): Promise<string> {
   await createTokenTable(pool, { table });
   return table;
 }
-const store = (table: string, key: string, encryptionKey?: EncryptionKey) => new PostgresTokenStore({ pool, table, key, ...(encryptionKey === undefined ? {} : { encryptionKey }) });
+const store = (table: string, key: string, encryptionKey: EncryptionKey | 'none') => new PostgresTokenStore({ pool, table, key, encryptionKey });
 const valueOf = async (table: string, key: string) => (await pool.query(`SELECT tokens FROM ${table} WHERE key = $1`, [key])).rows[0]?.tokens as string | null | undefined;
 
 describe('PostgresTokenStore with a keyring', () => {
@@ -62,23 +62,49 @@ describe('rotateTokenEncryption (PostgreSQL)', () => {
     const users = Array.from({ length: 450 }, (_, i) => `user_${String(i).padStart(3, '0')}`); // three pages of 200
     for (const user of users) await store(table, user, K1).set(tokens(user));
     await store(table, 'already', KEYRING).set(tokens('already')); // under k2 already
-    await store(table, 'lost', K3).set(tokens('lost')); // a key the keyring does not list
-    await store(table, 'clear').set(tokens('clear')); // not encrypted: left alone, not counted
     await store(table, 'lock-only', KEYRING).lock(async () => {}); // a row with a lock and no tokens
 
-    expect(await rotateTokenEncryption({ pool, table, encryptionKey: KEYRING, dryRun: true })).toEqual({ scanned: 452, rewritten: 0, underOldKeys: 450, unreadable: 1 });
+    expect(await rotateTokenEncryption({ pool, table, encryptionKey: KEYRING, dryRun: true })).toEqual({ scanned: 451, rewritten: 0, underOldKeys: 450, unreadable: 0, plaintext: 0 });
     expect(await valueOf(table, 'user_000')).toMatch(/^enc:v1:/); // dryRun wrote nothing
 
     const refreshedBefore = (await pool.query(`SELECT refreshed_at FROM ${table} WHERE key = 'user_000'`)).rows[0].refreshed_at;
-    expect(await rotateTokenEncryption({ pool, table, encryptionKey: KEYRING })).toEqual({ scanned: 452, rewritten: 450, underOldKeys: 0, unreadable: 1 });
-    expect(await rotateTokenEncryption({ pool, table, encryptionKey: K2_ONLY, dryRun: true })).toEqual({ scanned: 452, rewritten: 0, underOldKeys: 0, unreadable: 1 });
+    expect(await rotateTokenEncryption({ pool, table, encryptionKey: KEYRING })).toEqual({ scanned: 451, rewritten: 450, underOldKeys: 0, unreadable: 0, plaintext: 0 });
+    expect(await rotateTokenEncryption({ pool, table, encryptionKey: K2_ONLY, dryRun: true })).toEqual({ scanned: 451, rewritten: 0, underOldKeys: 0, unreadable: 0, plaintext: 0 });
 
     for (const user of [...users, 'already']) expect(await store(table, user, K2_ONLY).get()).toEqual(tokens(user));
-    expect(await store(table, 'clear').get()).toEqual(tokens('clear'));
     expect(await valueOf(table, 'lock-only')).toBeNull();
-    expect(await store(table, 'lost', K3).get()).toEqual(tokens('lost')); // left as it was
     // A rotation is not a refresh: refreshed_at is the refresh's own.
     expect((await pool.query(`SELECT refreshed_at FROM ${table} WHERE key = 'user_000'`)).rows[0].refreshed_at).toEqual(refreshedBefore);
+  });
+
+  it('fails a dry run that finds values no key of the keyring opens (the final keyring, too early), naming the count', async () => {
+    const table = await newTable();
+    for (const user of ['a', 'b']) await store(table, user, K1).set(tokens(user));
+    await store(table, 'lost', K3).set(tokens('lost')); // a key the keyring does not list
+    await store(table, 'clear', 'none').set(tokens('clear')); // in clear, and the keyring does not allow it
+    const error = await rotateTokenEncryption({ pool, table, encryptionKey: KEYRING, dryRun: true }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as Error).message).toMatch(/^`encryptionKey` is missing a key: 2 of 4 stored values cannot be read with this keyring/);
+    expect((error as Error).message).not.toMatch(/can be removed/);
+    // k2 alone while a and b are still under k1: unreadable, never "none under older keys".
+    await expect(rotateTokenEncryption({ pool, table, encryptionKey: K2_ONLY, dryRun: true })).rejects.toThrow(/is missing a key: 4 of 4 stored values/);
+    // A run rewrites what it can and counts the rest, left as they are.
+    expect(await rotateTokenEncryption({ pool, table, encryptionKey: KEYRING })).toEqual({ scanned: 4, rewritten: 2, underOldKeys: 0, unreadable: 2, plaintext: 1 });
+    expect(await store(table, 'lost', K3).get()).toEqual(tokens('lost'));
+    expect(await store(table, 'clear', 'none').get()).toEqual(tokens('clear'));
+  });
+
+  it("encrypts the values in clear under `current` while the keyring says allowPlaintext; the stores read them only then", async () => {
+    const table = await newTable();
+    const moving = { current: 'k1', keys: { k1: K1 }, allowPlaintext: true };
+    const done = { current: 'k1', keys: { k1: K1 } };
+    for (const user of ['a', 'b']) await store(table, user, 'none').set(tokens(user));
+    await expect(store(table, 'a', done).get()).rejects.toMatchObject({ code: 'unreadable', problem: 'not_encrypted' });
+    expect(await store(table, 'a', moving).get()).toEqual(tokens('a'));
+    expect(await rotateTokenEncryption({ pool, table, encryptionKey: moving, dryRun: true })).toEqual({ scanned: 2, rewritten: 0, underOldKeys: 2, unreadable: 0, plaintext: 2 });
+    expect(await rotateTokenEncryption({ pool, table, encryptionKey: moving })).toEqual({ scanned: 2, rewritten: 2, underOldKeys: 0, unreadable: 0, plaintext: 2 });
+    expect(await valueOf(table, 'a')).toMatch(/^enc:v2:k1:/);
+    for (const user of ['a', 'b']) expect(await store(table, user, done).get()).toEqual(tokens(user));
   });
 
   it('never overwrites a value a refresh wrote between its read and its write (compare-and-set)', async () => {
@@ -102,7 +128,7 @@ describe('rotateTokenEncryption (PostgreSQL)', () => {
     };
     const counts = await rotateTokenEncryption({ pool: racing, table, encryptionKey: KEYRING });
     expect(raced).toBe(true);
-    expect(counts).toEqual({ scanned: 1, rewritten: 1, underOldKeys: 0, unreadable: 0 }); // read again, rewrote the new value
+    expect(counts).toEqual({ scanned: 1, rewritten: 1, underOldKeys: 0, unreadable: 0, plaintext: 0 }); // read again, rewrote the new value
     expect(seen).toEqual(['SELECT', 'SELECT', 'UPDATE', 'SELECT', 'UPDATE']); // one page, read, lost swap, read, swap
     expect(await store(table, 'u', K2_ONLY).get()).toEqual(tokens('new'));
   });
@@ -120,19 +146,19 @@ describe('rotateTokenEncryption (PostgreSQL)', () => {
   });
 });
 
-describe('a rotation k1 → k2 under traffic (PostgreSQL): three app instances, each with its own pool, deployed one after the other at each step', () => {
+describe("a move 'none' → k1 → k2 under traffic (PostgreSQL): three app instances, each with its own pool, deployed one after the other at each step", () => {
   const APP = { clientId: 'app_rotation', clientSecret: 'secret_rotation_1234', redirectUris: ['http://127.0.0.1/callback'] };
   const USERS = 30;
   /** Users 0–14 call all along; 15–29 are idle: nothing writes them before rotateTokenEncryption. */
   const ACTIVE = 15;
 
-  it('logs out nobody, and leaves every value readable under k2 alone once k1 is removed', { timeout: 120_000 }, async () => {
+  it('logs out nobody, and leaves every value readable under k2 alone once clear and k1 are refused', { timeout: 180_000 }, async () => {
     const table = await newTable();
     const fake = createFakeService({ apps: [APP], refreshTokenReuse: 'revoke-grant' });
     const baseUrl = (await fake.listen()).url;
     const oauth = new OAuthClient({ baseUrl, clientId: APP.clientId, clientSecret: APP.clientSecret, redirectUri: APP.redirectUris[0]! });
     const userIds = Array.from({ length: USERS }, (_, i) => `user_${i}`);
-    for (const id of userIds) await store(table, id, K1).set(fake.issueTokenSet({ clientId: APP.clientId })); // stored by today's code
+    for (const id of userIds) await store(table, id, 'none').set(fake.issueTokenSet({ clientId: APP.clientId })); // stored in clear
 
     /** An app instance: as a process of its own (its own OAuthClient, so its own memory of rotations, and its own pool). */
     interface Instance {
@@ -141,7 +167,7 @@ describe('a rotation k1 → k2 under traffic (PostgreSQL): three app instances, 
       inFlight: number;
     }
     const pools: pg.Pool[] = [];
-    const deploy = (encryptionKey: EncryptionKey): Instance => {
+    const deploy = (encryptionKey: EncryptionKey | 'none'): Instance => {
       const own = new pg.Pool({ connectionString: server.url, max: 3 });
       own.on('error', () => {});
       pools.push(own);
@@ -154,7 +180,7 @@ describe('a rotation k1 → k2 under traffic (PostgreSQL): three app instances, 
       while (instance.inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 5));
       await instance.pool.end();
     };
-    const instances = [deploy(K1), deploy(K1), deploy(K1)];
+    const instances = [deploy('none'), deploy('none'), deploy('none')];
     const failures: Record<string, number> = {};
     let calls = 0;
     let stopped = false;
@@ -193,6 +219,16 @@ describe('a rotation k1 → k2 under traffic (PostgreSQL): three app instances, 
 
     try {
       await moreRefreshes(10);
+      // From clear to k1: every instance reads k1 (still writing in clear), then writes k1; the rest is encrypted by
+      // the rotation; then values in clear are refused.
+      const moving = { current: 'k1', keys: { k1: K1 }, allowPlaintext: true };
+      await rollOut({ current: 'none', keys: { k1: K1 }, allowPlaintext: true });
+      await rollOut(moving);
+      const encrypted = await rotateTokenEncryption({ pool, table, encryptionKey: moving });
+      await moreRefreshes(10);
+      await rollOut({ current: 'k1', keys: { k1: K1 } });
+      const clearLeft = await rotateTokenEncryption({ pool, table, encryptionKey: { current: 'k1', keys: { k1: K1 } }, dryRun: true });
+      // From k1 to k2.
       await rollOut({ current: 'k1', keys: { k1: K1, k2: K2 } }); // 1. every instance can read k2
       await rollOut(KEYRING); // 2. every instance writes k2
       const rotated = await rotateTokenEncryption({ pool, table, encryptionKey: KEYRING }); // 3. the values left under k1
@@ -210,10 +246,13 @@ describe('a rotation k1 → k2 under traffic (PostgreSQL): three app instances, 
         if (stored === undefined || (await oauth.refresh(stored).then(() => false, (e: unknown) => e instanceof ReauthorizationRequiredError))) loggedOut++;
       }
       const underK2 = (await pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE tokens LIKE 'enc:v2:k2:%'`)).rows[0].n as number;
-      console.log('PostgreSQL: rotation k1 → k2 under traffic:', JSON.stringify({ calls, failures, rotated, left, underK2, loggedOut }));
+      console.log("PostgreSQL: move 'none' → k1 → k2 under traffic:", JSON.stringify({ calls, failures, encrypted, clearLeft, rotated, left, underK2, loggedOut }));
+      expect(encrypted).toMatchObject({ underOldKeys: 0, unreadable: 0 });
+      expect(encrypted.rewritten).toBeGreaterThanOrEqual(USERS - ACTIVE); // the idle users, in clear, at least
+      expect(clearLeft).toEqual({ scanned: USERS, rewritten: 0, underOldKeys: 0, unreadable: 0, plaintext: 0 });
       expect(rotated.underOldKeys).toBe(0);
       expect(rotated.rewritten).toBeGreaterThanOrEqual(USERS - ACTIVE); // the idle users, at least
-      expect(left).toEqual({ scanned: USERS, rewritten: 0, underOldKeys: 0, unreadable: 0 });
+      expect(left).toEqual({ scanned: USERS, rewritten: 0, underOldKeys: 0, unreadable: 0, plaintext: 0 });
       expect(underK2).toBe(USERS);
       expect(failures).toEqual({});
       expect(loggedOut).toBe(0);

@@ -10,6 +10,7 @@ import { OAuthClient, ReauthorizationRequiredError, TokenManager, TokenStoreErro
 import { createTokenTable, PostgresTokenStore, PostgresTokenStoreError, tokenTableSql } from '@postsched/sdk/postgres';
 import { createFakeService } from '@postsched/sdk/testing';
 import { type PostgresServer, startPostgresServer } from './postgres-server.js';
+import { TEST_KEY } from '../support/token-key.js';
 
 const KEY_A = Buffer.alloc(32, 7);
 const KEY_B = Buffer.alloc(32, 9).toString('base64');
@@ -51,18 +52,18 @@ const newKey = () => `user_${crypto.randomUUID()}`;
 describe('PostgresTokenStore', () => {
   it('returns undefined before any tokens are stored, then the stored tokens, through any store of the row', async () => {
     const key = newKey();
-    const store = new PostgresTokenStore({ pool, key });
+    const store = new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key });
     expect(await store.get()).toBeUndefined();
     await store.set(tokens('one'));
     expect(await store.get()).toEqual(tokens('one'));
-    expect(await new PostgresTokenStore({ pool: newPool(1), key }).get()).toEqual(tokens('one'));
+    expect(await new PostgresTokenStore({ encryptionKey: TEST_KEY, pool: newPool(1), key }).get()).toEqual(tokens('one'));
   });
 
   it('reads a still-valid token with one statement, and compare-and-sets with one statement', async () => {
     const key = newKey();
-    await new PostgresTokenStore({ pool, key }).set({ ...tokens('one'), expiresAt: Date.now() + 3_600_000 });
+    await new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key }).set({ ...tokens('one'), expiresAt: Date.now() + 3_600_000 });
     const { pool: counted, statements } = counting(pool);
-    const store = new PostgresTokenStore({ pool: counted, key });
+    const store = new PostgresTokenStore({ encryptionKey: TEST_KEY, pool: counted, key });
     const manager = new TokenManager({ oauth: { refresh: async () => tokens('two') }, store });
     expect(await manager.getAccessToken()).toBe(tokens('one').accessToken);
     expect(statements).toEqual(['SELECT']); // no lock
@@ -75,8 +76,8 @@ describe('PostgresTokenStore', () => {
 
   it('compare-and-set: a write over a value changed by another store since it was read is decided again, never blind', async () => {
     const key = newKey();
-    const a = new PostgresTokenStore({ pool, key });
-    const b = new PostgresTokenStore({ pool, key });
+    const a = new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key });
+    const b = new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key });
     await a.set(tokens('one'));
     expect(await b.get()).toEqual(tokens('one'));
     expect(await a.set(tokens('two'), { expectedRefreshToken: tokens('one').refreshToken })).toBe(true);
@@ -93,15 +94,15 @@ describe('PostgresTokenStore', () => {
     try {
       const oauth = new OAuthClient({ baseUrl: url, clientId: 'app_pg', clientSecret: 'secret_pg_1234', redirectUri: 'http://127.0.0.1/cb' });
       const key = newKey();
-      const users = new UserClients({ oauth, baseUrl: url, store: (userId) => new PostgresTokenStore({ pool, key: userId }) });
+      const users = new UserClients({ oauth, baseUrl: url, store: (userId) => new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key: userId }) });
       await users.connect(key, fake.issueTokenSet({ clientId: 'app_pg' }));
       const connected = await rowOf(key);
       expect(connected.refreshed_at).toBeInstanceOf(Date);
       expect(connected).toMatchObject({ needs_reconnect_reason: null, needs_reconnect_since: null });
 
       // The grant is gone at the service (refresh token unknown): the refresh is refused.
-      await new PostgresTokenStore({ pool, key }).set({ ...tokens('revoked'), expiresAt: Date.now() - 1_000 });
-      const manager = new TokenManager({ oauth, store: new PostgresTokenStore({ pool, key }) }); // another process
+      await new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key }).set({ ...tokens('revoked'), expiresAt: Date.now() - 1_000 });
+      const manager = new TokenManager({ oauth, store: new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key }) }); // another process
       const error = await manager.getAccessToken().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ReauthorizationRequiredError);
       const marked = await rowOf(key);
@@ -122,9 +123,9 @@ describe('PostgresTokenStore', () => {
 
   it('does not mark a row whose tokens another process replaced since they were refused', async () => {
     const key = newKey();
-    const store = new PostgresTokenStore({ pool, key });
+    const store = new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key });
     await store.set(tokens('old'));
-    await new PostgresTokenStore({ pool, key }).set(tokens('new'));
+    await new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key }).set(tokens('new'));
     await store.markReauthorizationRequired('invalid_grant', tokens('old'));
     expect((await rowOf(key)).needs_reconnect_reason).toBeNull();
     await store.markReauthorizationRequired('invalid_grant', tokens('new'));
@@ -135,8 +136,8 @@ describe('PostgresTokenStore', () => {
     it('holds no connection while it is held: a pool of one connection serves the holder and a waiter', async () => {
       const key = newKey();
       const one = newPool(1);
-      const a = new PostgresTokenStore({ pool: one, key, lockTtlMs: 2_000 });
-      const b = new PostgresTokenStore({ pool: one, key, lockTtlMs: 2_000 });
+      const a = new PostgresTokenStore({ encryptionKey: TEST_KEY, pool: one, key, lockTtlMs: 2_000 });
+      const b = new PostgresTokenStore({ encryptionKey: TEST_KEY, pool: one, key, lockTtlMs: 2_000 });
       await a.set(tokens('one'));
       const order: string[] = [];
       let entered!: () => void;
@@ -160,8 +161,8 @@ describe('PostgresTokenStore', () => {
 
     it('refuses a write inside the lock once the lock expired and another holder took it (lock_lost)', async () => {
       const key = newKey();
-      const a = new PostgresTokenStore({ pool, key, lockTtlMs: 200 });
-      const b = new PostgresTokenStore({ pool, key, lockTtlMs: 200 });
+      const a = new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key, lockTtlMs: 200 });
+      const b = new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key, lockTtlMs: 200 });
       await a.set(tokens('one'));
       const error = await a
         .lock(async () => {
@@ -180,8 +181,8 @@ describe('PostgresTokenStore', () => {
 
     it('times out waiting with a typed error (lock_timeout) while another holder keeps it', async () => {
       const key = newKey();
-      const a = new PostgresTokenStore({ pool, key });
-      const b = new PostgresTokenStore({ pool, key, lockWaitMs: 300 });
+      const a = new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key });
+      const b = new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key, lockWaitMs: 300 });
       let release!: () => void;
       const held = a.lock(() => new Promise<void>((resolve) => (release = resolve)));
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -214,7 +215,7 @@ describe('PostgresTokenStore', () => {
       expect(error).toBeInstanceOf(PostgresTokenStoreError);
       expect(error).toMatchObject({ code: 'unreadable', problem: 'wrong_key_or_tampered', key, operation: 'get' });
       expect(inspect(error, { depth: 5 })).not.toContain('secret');
-      await expect(new PostgresTokenStore({ pool, key }).get()).rejects.toMatchObject({ problem: 'missing_key' });
+      await expect(new PostgresTokenStore({ encryptionKey: 'none', pool, key }).get()).rejects.toMatchObject({ problem: 'missing_key' });
     });
   });
 
@@ -224,9 +225,9 @@ describe('PostgresTokenStore', () => {
       await createTokenTable(pool, { table: 'app.user_tokens' });
       await createTokenTable(pool, { table: 'app.user_tokens' });
       const key = newKey();
-      await new PostgresTokenStore({ pool, key, table: 'app.user_tokens' }).set(tokens('t'));
-      expect(await new PostgresTokenStore({ pool, key, table: 'app.user_tokens' }).get()).toEqual(tokens('t'));
-      expect(await new PostgresTokenStore({ pool, key }).get()).toBeUndefined(); // another table
+      await new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key, table: 'app.user_tokens' }).set(tokens('t'));
+      expect(await new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key, table: 'app.user_tokens' }).get()).toEqual(tokens('t'));
+      expect(await new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key }).get()).toBeUndefined(); // another table
       const index = await pool.query("SELECT indexdef FROM pg_indexes WHERE schemaname = 'app' AND tablename = 'user_tokens' AND indexname = 'user_tokens_refreshed_at_idx'");
       expect(index.rows[0].indexdef).toContain('(refreshed_at)');
       expect(tokenTableSql({ table: 'app.user_tokens' })).toContain('CREATE TABLE IF NOT EXISTS "app"."user_tokens" (');
@@ -234,12 +235,12 @@ describe('PostgresTokenStore', () => {
     });
 
     it.each([['tokens; DROP TABLE x'], ['"quoted"'], ['a.b.c'], [''], ['1starts_with_digit'], [42]])('refuses the table name %j with a ValidationError', (table) => {
-      expect(() => new PostgresTokenStore({ pool, key: 'k', table: table as string })).toThrow(ValidationError);
+      expect(() => new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key: 'k', table: table as string })).toThrow(ValidationError);
       expect(() => tokenTableSql({ table: table as string })).toThrow(/`table`/);
     });
 
     it('says how to make the table when it is missing, as a typed error', async () => {
-      const error = await new PostgresTokenStore({ pool, key: 'k', table: 'no_such_table' }).get().catch((e: unknown) => e);
+      const error = await new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key: 'k', table: 'no_such_table' }).get().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(PostgresTokenStoreError);
       expect(error).toMatchObject({ code: 'unavailable', sqlState: '42P01' });
       expect((error as Error).message).toContain('createTokenTable');
@@ -248,10 +249,24 @@ describe('PostgresTokenStore', () => {
 
   it('refuses postgres.js by name, and anything that is not a pool', () => {
     const postgresJs = Object.assign(() => {}, { unsafe: () => {} });
-    expect(() => new PostgresTokenStore({ pool: postgresJs as never, key: 'k' })).toThrow(/postgres\.js.*node-postgres `Pool`/);
-    expect(() => new PostgresTokenStore({ pool: {} as never, key: 'k' })).toThrow(ValidationError);
-    expect(() => new PostgresTokenStore({ pool, key: '' })).toThrow(ValidationError);
-    expect(() => new PostgresTokenStore({ pool, key: 'k', statementTimeoutMs: 0 })).toThrow(/statementTimeoutMs/);
+    expect(() => new PostgresTokenStore({ encryptionKey: TEST_KEY, pool: postgresJs as never, key: 'k' })).toThrow(/postgres\.js.*node-postgres `Pool`/);
+    expect(() => new PostgresTokenStore({ encryptionKey: TEST_KEY, pool: {} as never, key: 'k' })).toThrow(ValidationError);
+    expect(() => new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key: '' })).toThrow(ValidationError);
+    expect(() => new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key: 'k', statementTimeoutMs: 0 })).toThrow(/statementTimeoutMs/);
+  });
+
+  it("refuses to start without a key (an unset variable), naming the likely cause and how to make one; 'none' is the explicit word for clear", () => {
+    const error = (() => {
+      try {
+        new PostgresTokenStore({ pool, key: 'k', encryptionKey: process.env['POSTSCHED_TEST_UNSET_KEY'] });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).path).toEqual(['encryptionKey']);
+    expect((error as Error).message).toMatch(/^`encryptionKey` is undefined: .*unset environment variable .*TOKEN_ENCRYPTION_KEY.*openssl rand -base64 32/);
+    expect(new PostgresTokenStore({ pool, key: 'k', encryptionKey: 'none' }).toJSON()).toMatchObject({ encrypted: false });
   });
 
   it('shows neither the encryption key nor the connection string in inspect or JSON output', () => {

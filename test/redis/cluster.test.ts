@@ -9,6 +9,7 @@ import { type TokenSet, ValidationError } from '@postsched/sdk';
 import { ClusterClientRequiredError, CrossSlotError, RedisTokenStore, TokenStoreUnavailableError, type RedisClientLike } from '@postsched/sdk/redis';
 import { type RedisCluster, startRedisCluster } from './redis-server.js';
 import { commandsRun, resetCommandStats, startFleet } from './fleet/fleet-rig.js';
+import { TEST_KEY } from '../support/token-key.js';
 
 function tokens(label: string): TokenSet {
   return { accessToken: `at-${label}`, refreshToken: `rt-${label}`, expiresAt: 1_900_000_000_000, scopes: [], tokenType: 'bearer' };
@@ -47,7 +48,7 @@ describe.each(CLIENTS)('RedisTokenStore on a 3-master Redis Cluster with $name',
     try {
       const run = crypto.randomUUID().slice(0, 8);
       // Enough users that their slots fall on all three masters.
-      const stores = Array.from({ length: 12 }, (_, i) => new RedisTokenStore({ redis: client, key: `postsched:tokens:{${run}_${i}}` }));
+      const stores = Array.from({ length: 12 }, (_, i) => new RedisTokenStore({ encryptionKey: TEST_KEY, redis: client, key: `postsched:tokens:{${run}_${i}}` }));
       for (const [i, store] of stores.entries()) {
         expect(await store.get()).toBeUndefined();
         await store.set(tokens(`${i}`));
@@ -76,7 +77,7 @@ describe.each(CLIENTS)('RedisTokenStore on a 3-master Redis Cluster with $name',
     try {
       const error = (() => {
         try {
-          new RedisTokenStore({ redis: client, key: 'postsched:tokens:user_42' });
+          new RedisTokenStore({ encryptionKey: TEST_KEY, redis: client, key: 'postsched:tokens:user_42' });
         } catch (e) {
           return e;
         }
@@ -84,7 +85,7 @@ describe.each(CLIENTS)('RedisTokenStore on a 3-master Redis Cluster with $name',
       expect(error).toBeInstanceOf(ValidationError);
       expect((error as Error).message).toContain('postsched:tokens:{user_42}');
       // The suggestion is the caller's own key with a hash tag, whatever the key.
-      expect(() => new RedisTokenStore({ redis: client, key: 'app:tokens:alice' })).toThrow('"app:tokens:{alice}"');
+      expect(() => new RedisTokenStore({ encryptionKey: TEST_KEY, redis: client, key: 'app:tokens:alice' })).toThrow('"app:tokens:{alice}"');
     } finally {
       close();
     }
@@ -98,7 +99,7 @@ describe('a CROSSSLOT answer', () => {
       // A client the store cannot tell from a single node (a proxy, a wrapper): the key is accepted, then refused by Redis.
       const hidden = { call: (command: string, ...args: string[]) => cluster_.call(command, ...args) };
       const id = crypto.randomUUID();
-      const store = new RedisTokenStore({ redis: hidden, key: `postsched:tokens:no_tag_${id}` });
+      const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: hidden, key: `postsched:tokens:no_tag_${id}` });
       const error = await store.lock(() => store.set(tokens('x'))).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(CrossSlotError);
       expect(error).not.toBeInstanceOf(TokenStoreUnavailableError);
@@ -117,7 +118,7 @@ describe('a single-node client connected to one node of the cluster', () => {
       const errors: unknown[] = [];
       // Keys in other nodes' slots are answered MOVED (two thirds of them, with 3 masters).
       for (let i = 0; i < 12; i++) {
-        await new RedisTokenStore({ redis: single, key: `postsched:tokens:{moved_${i}}` }).get().catch((e: unknown) => errors.push(e));
+        await new RedisTokenStore({ encryptionKey: TEST_KEY, redis: single, key: `postsched:tokens:{moved_${i}}` }).get().catch((e: unknown) => errors.push(e));
       }
       expect(errors.length).toBeGreaterThan(0);
       for (const error of errors) {

@@ -42,7 +42,7 @@ beforeEach(async () => {
   await redis.flushall();
 });
 
-const store = (key: string, encryptionKey: EncryptionKey) => new RedisTokenStore({ redis, key, encryptionKey });
+const store = (key: string, encryptionKey: EncryptionKey | 'none') => new RedisTokenStore({ redis, key, encryptionKey });
 
 describe('encryptionKey as a keyring', () => {
   it("reads a value today's code wrote with one key, and writes it back under `current` on the user's next write", async () => {
@@ -84,7 +84,11 @@ describe('encryptionKey as a keyring', () => {
     ['a key of 31 bytes', { current: 'k1', keys: { k1: Buffer.alloc(31, 1) } }, '`encryptionKey.keys.k1` must be 32 bytes', ['encryptionKey', 'keys', 'k1']],
     ['a key that is not base64', { current: 'k1', keys: { k1: 'not base64 at all!' } }, 'not base64', ['encryptionKey', 'keys', 'k1']],
     ['an empty key id', { current: '', keys: { '': K1 } }, 'key id of 0 characters', ['encryptionKey', 'keys']],
-    ['a misspelt field', { current: 'k1', keys: { k1: K1 }, curent: 'k2' }, '`curent` is not an option of a keyring (`encryptionKey`) (it takes current, keys). Did you mean `current`?', ['curent']],
+    ['a misspelt field', { current: 'k1', keys: { k1: K1 }, curent: 'k2' }, '`curent` is not an option of a keyring (`encryptionKey`) (it takes current, keys, allowPlaintext). Did you mean `current`?', ['curent']],
+    ['`allowPlaintext` not a boolean', { current: 'k1', keys: { k1: K1 }, allowPlaintext: 'yes' }, '`encryptionKey.allowPlaintext` must be true', ['encryptionKey', 'allowPlaintext']],
+    ["`current: 'none'` without `allowPlaintext`", { current: 'none', keys: { k1: K1 } }, "is 'none' (values written in clear) in a keyring without `allowPlaintext: true`", ['encryptionKey', 'current']],
+    ['a key named "none"', { current: 'none', keys: { none: K1 }, allowPlaintext: true }, 'holds a key named "none"', ['encryptionKey', 'keys']],
+    ['a Float32Array key', { current: 'k1', keys: { k1: new Float32Array(8) } }, '`encryptionKey.keys.k1` must be a Uint8Array (or Buffer) of 32 bytes or its base64 text; got a Float32Array', ['encryptionKey', 'keys', 'k1']],
     // A key pasted where its id goes: refused without echoing it.
     ['a key as its own id', { current: K3, keys: { [K3]: K3 } }, 'key id of 43 characters', ['encryptionKey', 'keys']],
   ];
@@ -110,28 +114,83 @@ describe('encryptionKey as a keyring', () => {
   });
 });
 
+describe("moving from encryptionKey: 'none' to a key", () => {
+  const step1 = { current: 'none', keys: { k1: K1 }, allowPlaintext: true };
+  const step2 = { current: 'k1', keys: { k1: K1 }, allowPlaintext: true };
+  const done = { current: 'k1', keys: { k1: K1 } };
+
+  it('reads values in clear only while the keyring says allowPlaintext; writes in clear at step 1, under k1 from step 2', async () => {
+    await store('u', 'none').set(tokens('0'));
+    const refused = await store('u', done).get().catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(StoredTokensUnreadableError);
+    expect(refused).toMatchObject({ problem: 'not_encrypted' });
+    expect(await store('u', step1).get()).toEqual(tokens('0'));
+    await store('u', step1).set(tokens('1'), { expectedRefreshToken: 'rt-0' });
+    expect(await redis.get('u')).toBe(JSON.stringify(tokens('1'))); // in clear: a process still at 'none' reads it
+    expect(await store('u', 'none').get()).toEqual(tokens('1'));
+    expect(await store('u', step2).get()).toEqual(tokens('1'));
+    await store('u', step2).set(tokens('2'), { expectedRefreshToken: 'rt-1' });
+    expect(await redis.get('u')).toMatch(/^enc:v2:k1:/);
+    expect(await store('u', step1).get()).toEqual(tokens('2')); // a process still at step 1 reads it
+    expect(await store('u', done).get()).toEqual(tokens('2'));
+  });
+
+  it('rotateTokenEncryption encrypts the values in clear under `current` while the keyring allows them; then none is left', async () => {
+    await store('t:a', 'none').set(tokens('a'));
+    await store('t:b', 'none').set(tokens('b'));
+    await store('t:c', step2).set(tokens('c'));
+    await redis.set('t:a:lock', 'f'.repeat(32)); // a lock's value: not tokens, left alone
+    expect(await rotateTokenEncryption({ redis, match: 't:*', encryptionKey: step2, dryRun: true })).toEqual({ scanned: 3, rewritten: 0, underOldKeys: 2, unreadable: 0, plaintext: 2 });
+    expect(await redis.get('t:a')).toBe(JSON.stringify(tokens('a')));
+    expect(await rotateTokenEncryption({ redis, match: 't:*', encryptionKey: step2 })).toEqual({ scanned: 3, rewritten: 2, underOldKeys: 0, unreadable: 0, plaintext: 2 });
+    expect(await rotateTokenEncryption({ redis, match: 't:*', encryptionKey: done, dryRun: true })).toEqual({ scanned: 3, rewritten: 0, underOldKeys: 0, unreadable: 0, plaintext: 0 });
+    for (const label of ['a', 'b', 'c']) expect(await store(`t:${label}`, done).get()).toEqual(tokens(label));
+    expect(await redis.get('t:a:lock')).toBe('f'.repeat(32));
+  });
+});
+
 describe('rotateTokenEncryption (Redis)', () => {
   const keyring = { current: 'k2', keys: { k1: K1, k2: K2 } };
 
-  it('counts the values under older keys with dryRun, rewrites them, and leaves locks, clear text and unreadable values alone', async () => {
+  it('counts the values under older keys with dryRun, rewrites them, and leaves locks and other keys alone', async () => {
     await store('t:a', K1).set(tokens('a')); // today's format
     await store('t:b', { current: 'k1', keys: { k1: K1 } }).set(tokens('b'));
     await store('t:c', keyring).set(tokens('c')); // already under k2
-    await store('t:d', K3).set(tokens('d')); // a key the keyring does not list
     await redis.set('t:a:lock', 'f'.repeat(32));
-    await redis.set('t:clear', JSON.stringify(tokens('e')));
     await redis.set('other:x', (await redis.get('t:a'))!);
 
-    expect(await rotateTokenEncryption({ redis, match: 't:*', encryptionKey: keyring, dryRun: true })).toEqual({ scanned: 4, rewritten: 0, underOldKeys: 2, unreadable: 1 });
+    expect(await rotateTokenEncryption({ redis, match: 't:*', encryptionKey: keyring, dryRun: true })).toEqual({ scanned: 3, rewritten: 0, underOldKeys: 2, unreadable: 0, plaintext: 0 });
     expect(await redis.get('t:a')).toMatch(/^enc:v1:/); // dryRun wrote nothing
-    expect(await rotateTokenEncryption({ redis, match: 't:*', encryptionKey: keyring })).toEqual({ scanned: 4, rewritten: 2, underOldKeys: 0, unreadable: 1 });
-    expect(await rotateTokenEncryption({ redis, match: 't:*', encryptionKey: keyring, dryRun: true })).toEqual({ scanned: 4, rewritten: 0, underOldKeys: 0, unreadable: 1 });
+    expect(await rotateTokenEncryption({ redis, match: 't:*', encryptionKey: keyring })).toEqual({ scanned: 3, rewritten: 2, underOldKeys: 0, unreadable: 0, plaintext: 0 });
+    expect(await rotateTokenEncryption({ redis, match: 't:*', encryptionKey: keyring, dryRun: true })).toEqual({ scanned: 3, rewritten: 0, underOldKeys: 0, unreadable: 0, plaintext: 0 });
 
     const k2Only = { current: 'k2', keys: { k2: K2 } };
     for (const label of ['a', 'b', 'c']) expect(await store(`t:${label}`, k2Only).get()).toEqual(tokens(label));
     expect(await redis.get('t:a:lock')).toBe('f'.repeat(32));
-    expect(await redis.get('t:clear')).toBe(JSON.stringify(tokens('e')));
     expect(await redis.get('other:x')).toMatch(/^enc:v1:/); // outside the pattern
+  });
+
+  it('fails a dry run that finds values no key of the keyring opens, naming the count, and never says a key can go', async () => {
+    await store('t:a', K1).set(tokens('a'));
+    await store('t:d', K3).set(tokens('d')); // a key the keyring does not list
+    await redis.set('t:clear', JSON.stringify(tokens('e'))); // in clear, and the keyring does not allow it
+    const error = await rotateTokenEncryption({ redis, match: 't:*', encryptionKey: keyring, dryRun: true }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).path).toEqual(['encryptionKey']);
+    expect((error as Error).message).toMatch(/^`encryptionKey` is missing a key: 2 of 3 stored values cannot be read with this keyring/);
+    expect((error as Error).message).toContain('in clear while the keyring does not say `allowPlaintext: true`');
+    expect((error as Error).message).not.toMatch(/can be removed/);
+    // A run rewrites what it can, and counts the rest, left as they are.
+    expect(await rotateTokenEncryption({ redis, match: 't:*', encryptionKey: keyring })).toEqual({ scanned: 3, rewritten: 1, underOldKeys: 0, unreadable: 2, plaintext: 1 });
+    expect(await store('t:d', K3).get()).toEqual(tokens('d'));
+    expect(await redis.get('t:clear')).toBe(JSON.stringify(tokens('e')));
+  });
+
+  it('fails the dry run of the final keyring (k2 alone) while values are still under k1: they are unreadable, not "none left"', async () => {
+    for (const user of ['a', 'b', 'c']) await store(`t:${user}`, K1).set(tokens(user));
+    await expect(rotateTokenEncryption({ redis, match: 't:*', encryptionKey: { current: 'k2', keys: { k2: K2 } }, dryRun: true })).rejects.toThrow(
+      /^`encryptionKey` is missing a key: 3 of 3 stored values cannot be read/,
+    );
   });
 
   it('works the same through a node-redis client', async () => {
@@ -139,7 +198,7 @@ describe('rotateTokenEncryption (Redis)', () => {
     await store('t:b', keyring).set(tokens('b'));
     const nodeRedis = await createClient({ url: server.url }).on('error', () => {}).connect();
     try {
-      expect(await rotateTokenEncryption({ redis: nodeRedis, match: 't:*', encryptionKey: keyring })).toEqual({ scanned: 2, rewritten: 1, underOldKeys: 0, unreadable: 0 });
+      expect(await rotateTokenEncryption({ redis: nodeRedis, match: 't:*', encryptionKey: keyring })).toEqual({ scanned: 2, rewritten: 1, underOldKeys: 0, unreadable: 0, plaintext: 0 });
     } finally {
       nodeRedis.destroy();
     }
@@ -162,7 +221,7 @@ describe('rotateTokenEncryption (Redis)', () => {
     const counts = await rotateTokenEncryption({ redis: racing, match: 't:*', encryptionKey: keyring });
     expect(raced).toBe(true);
     expect(await store('t:a', keyring).get()).toEqual(tokens('new'));
-    expect(counts).toEqual({ scanned: 1, rewritten: 1, underOldKeys: 0, unreadable: 0 }); // looked again and rewrote the new value
+    expect(counts).toEqual({ scanned: 1, rewritten: 1, underOldKeys: 0, unreadable: 0, plaintext: 0 }); // looked again and rewrote the new value
     expect(await redis.get('t:a')).toMatch(/^enc:v2:k2:/);
   });
 
@@ -174,22 +233,26 @@ describe('rotateTokenEncryption (Redis)', () => {
       /once per master/,
     );
     await expect(rotateTokenEncryption({ redis, match: 't:*', encryptionKey: { current: 'k2', keys: { k1: K1 } } })).rejects.toBeInstanceOf(ValidationError);
+    await expect(rotateTokenEncryption({ redis, match: 't:*', encryptionKey: 'none' })).rejects.toThrow(/`encryptionKey` must be the stores' keyring/);
+    await expect(rotateTokenEncryption({ redis, match: 't:*', encryptionKey: { current: 'none', keys: { k1: K1 }, allowPlaintext: true } })).rejects.toThrow(
+      /`encryptionKey.current` is 'none': a rotation encrypts under `current`/,
+    );
   });
 });
 
-describe('a rotation k1 → k2 under traffic: three app instances, deployed one after the other at each step', () => {
+describe("a move 'none' → k1 → k2 under traffic: three app instances, deployed one after the other at each step", () => {
   const APP = { clientId: 'app_rotation', clientSecret: 'secret_rotation_1234', redirectUris: ['http://127.0.0.1/callback'] };
   const USERS = 30;
   /** Users 0–14 call all along; 15–29 are idle: nothing writes them before rotateTokenEncryption. */
   const ACTIVE = 15;
   const keyOf = (userId: string) => `postsched:rot:{${userId}}`;
 
-  it('logs out nobody, and leaves no value under k1 once k1 is removed', { timeout: 120_000 }, async () => {
+  it('logs out nobody, and leaves no value in clear nor under k1 once each is removed', { timeout: 180_000 }, async () => {
     const fake = createFakeService({ apps: [APP], refreshTokenReuse: 'revoke-grant' });
     const baseUrl = (await fake.listen()).url;
     const oauth = new OAuthClient({ baseUrl, clientId: APP.clientId, clientSecret: APP.clientSecret, redirectUri: APP.redirectUris[0]! });
     const userIds = Array.from({ length: USERS }, (_, i) => `user_${i}`);
-    for (const id of userIds) await store(keyOf(id), K1).set(fake.issueTokenSet({ clientId: APP.clientId })); // stored by today's code
+    for (const id of userIds) await store(keyOf(id), 'none').set(fake.issueTokenSet({ clientId: APP.clientId })); // stored in clear
 
     /** An app instance: a process of its own (its own OAuthClient, so its own memory of rotations, and connection). */
     interface Instance {
@@ -198,7 +261,7 @@ describe('a rotation k1 → k2 under traffic: three app instances, deployed one 
       inFlight: number;
     }
     const connections: Redis[] = [];
-    const deploy = (encryptionKey: EncryptionKey): Instance => {
+    const deploy = (encryptionKey: EncryptionKey | 'none'): Instance => {
       const own = new Redis(server.url);
       connections.push(own);
       const ownOauth = new OAuthClient({ baseUrl, clientId: APP.clientId, clientSecret: APP.clientSecret, redirectUri: APP.redirectUris[0]! });
@@ -210,7 +273,7 @@ describe('a rotation k1 → k2 under traffic: three app instances, deployed one 
       while (instance.inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 5));
       instance.redis.disconnect();
     };
-    const instances = [deploy(K1), deploy(K1), deploy(K1)];
+    const instances = [deploy('none'), deploy('none'), deploy('none')];
     const failures: Record<string, number> = {};
     let calls = 0;
     let stopped = false;
@@ -246,28 +309,41 @@ describe('a rotation k1 → k2 under traffic: three app instances, deployed one 
       }
     };
     const traffic = instances.flatMap((_, i) => [lane(i), lane(i)]);
+    const match = 'postsched:rot:*';
 
     try {
       await moreRefreshes(10);
+      // From clear to k1: every instance reads k1 (still writing in clear), then writes k1; the rest is encrypted by
+      // the rotation; then values in clear are refused.
+      await rollOut({ current: 'none', keys: { k1: K1 }, allowPlaintext: true });
+      await rollOut({ current: 'k1', keys: { k1: K1 }, allowPlaintext: true });
+      const encrypted = await rotateTokenEncryption({ redis, match, encryptionKey: { current: 'k1', keys: { k1: K1 }, allowPlaintext: true } });
+      await moreRefreshes(10);
+      await rollOut({ current: 'k1', keys: { k1: K1 } });
+      const clearLeft = await rotateTokenEncryption({ redis, match, encryptionKey: { current: 'k1', keys: { k1: K1 } }, dryRun: true });
+      // From k1 to k2.
       await rollOut({ current: 'k1', keys: { k1: K1, k2: K2 } }); // 1. every instance can read k2
       await rollOut({ current: 'k2', keys: { k1: K1, k2: K2 } }); // 2. every instance writes k2
-      const rotated = await rotateTokenEncryption({ redis, match: 'postsched:rot:*', encryptionKey: { current: 'k2', keys: { k1: K1, k2: K2 } } }); // 3.
+      const rotated = await rotateTokenEncryption({ redis, match, encryptionKey: { current: 'k2', keys: { k1: K1, k2: K2 } } }); // 3.
       await moreRefreshes(10);
       await rollOut({ current: 'k2', keys: { k2: K2 } }); // 4. k1 removed
       stopped = true;
       await Promise.all(traffic);
 
-      const left = await rotateTokenEncryption({ redis, match: 'postsched:rot:*', encryptionKey: { current: 'k2', keys: { k2: K2 } }, dryRun: true });
+      const left = await rotateTokenEncryption({ redis, match, encryptionKey: { current: 'k2', keys: { k2: K2 } }, dryRun: true });
       let loggedOut = 0;
       for (const id of userIds) {
         const stored = await store(keyOf(id), { current: 'k2', keys: { k2: K2 } }).get();
         // A refresh with what the store holds: refused (reused, or its grant revoked) means the user must sign in again.
         if (stored === undefined || (await oauth.refresh(stored).then(() => false, (e: unknown) => e instanceof ReauthorizationRequiredError))) loggedOut++;
       }
-      console.log('Rotation k1 → k2 under traffic:', JSON.stringify({ calls, failures, rotated, left, loggedOut }));
+      console.log("Move 'none' → k1 → k2 under traffic:", JSON.stringify({ calls, failures, encrypted, clearLeft, rotated, left, loggedOut }));
+      expect(encrypted).toMatchObject({ underOldKeys: 0, unreadable: 0 });
+      expect(encrypted.rewritten).toBeGreaterThanOrEqual(USERS - ACTIVE); // the idle users, in clear, at least
+      expect(clearLeft).toEqual({ scanned: USERS, rewritten: 0, underOldKeys: 0, unreadable: 0, plaintext: 0 });
       expect(rotated.underOldKeys).toBe(0);
       expect(rotated.rewritten).toBeGreaterThanOrEqual(USERS - ACTIVE); // the idle users, at least
-      expect(left).toEqual({ scanned: USERS, rewritten: 0, underOldKeys: 0, unreadable: 0 });
+      expect(left).toEqual({ scanned: USERS, rewritten: 0, underOldKeys: 0, unreadable: 0, plaintext: 0 });
       expect(failures).toEqual({});
       expect(loggedOut).toBe(0);
       expect(calls).toBeGreaterThan(0);

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { LockLostError, LockTimeoutError, RedisTokenStore } from '@postsched/sdk/redis';
 import { CLIENT_KINDS, type TestClient } from './redis-clients.js';
 import { type RedisServer, startRedisServer } from './redis-server.js';
+import { TEST_KEY } from '../support/token-key.js';
 
 function tokens(label: string): TokenSet {
   return { accessToken: `at-${label}`, refreshToken: `rt-${label}`, expiresAt: 1_900_000_000_000, scopes: [], tokenType: 'bearer' };
@@ -44,7 +45,7 @@ describe.each(CLIENT_KINDS)('RedisTokenStore.lock with $name', (kind) => {
     let inside = 0;
     let mostInside = 0;
     const lockers = conns.flatMap((c) =>
-      Array.from({ length: 10 }, () => new RedisTokenStore({ redis: c.client, key, lockWaitMs: 60_000 })),
+      Array.from({ length: 10 }, () => new RedisTokenStore({ encryptionKey: TEST_KEY, redis: c.client, key, lockWaitMs: 60_000 })),
     );
     await Promise.all(
       lockers.map((store) =>
@@ -63,17 +64,17 @@ describe.each(CLIENT_KINDS)('RedisTokenStore.lock with $name', (kind) => {
   });
 
   it('releases the lock when the holder throws, and passes the error on', async () => {
-    const store = new RedisTokenStore({ redis: conn().client, key });
+    const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn().client, key });
     const boom = new Error('refresh failed');
     await expect(store.lock(async () => Promise.reject(boom))).rejects.toBe(boom);
     expect(await conn().raw('EXISTS', `${key}:lock`)).toBe(0);
     // Free at once: a locker that may not wait at all gets in.
-    const impatient = new RedisTokenStore({ redis: conns[1]!.client, key, lockWaitMs: 0 });
+    const impatient = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conns[1]!.client, key, lockWaitMs: 0 });
     expect(await impatient.lock(async () => 'in')).toBe('in');
   });
 
   it('returns what the holder returned and writes through set() while it holds the lock', async () => {
-    const store = new RedisTokenStore({ redis: conn().client, key });
+    const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn().client, key });
     const result = await store.lock(async () => {
       await store.set(tokens('locked'));
       return 'done';
@@ -83,8 +84,8 @@ describe.each(CLIENT_KINDS)('RedisTokenStore.lock with $name', (kind) => {
   });
 
   it('refuses the write of a holder whose lock expired during a stall, keeping the newer tokens of the next holder', async () => {
-    const slow = new RedisTokenStore({ redis: conn().client, key, lockTtlMs: 100 });
-    const next = new RedisTokenStore({ redis: conns[1]!.client, key });
+    const slow = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn().client, key, lockTtlMs: 100 });
+    const next = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conns[1]!.client, key });
     await slow.set(tokens('old'));
     let nextDone!: () => void;
     const nextHasWritten = new Promise<void>((resolve) => (nextDone = resolve));
@@ -103,8 +104,8 @@ describe.each(CLIENT_KINDS)('RedisTokenStore.lock with $name', (kind) => {
   });
 
   it('refuses the write of an expired holder while the next holder still holds the lock', async () => {
-    const slow = new RedisTokenStore({ redis: conn().client, key, lockTtlMs: 100 });
-    const next = new RedisTokenStore({ redis: conns[1]!.client, key });
+    const slow = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn().client, key, lockTtlMs: 100 });
+    const next = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conns[1]!.client, key });
     let release!: () => void;
     const slowMayWrite = new Promise<void>((resolve) => (release = resolve));
     const slowHolder = slow.lock(async () => {
@@ -123,8 +124,8 @@ describe.each(CLIENT_KINDS)('RedisTokenStore.lock with $name', (kind) => {
   });
 
   it('keeps the lock while a live holder runs longer than lockTtlMs (it extends it)', async () => {
-    const holder = new RedisTokenStore({ redis: conn().client, key, lockTtlMs: 150 });
-    const other = new RedisTokenStore({ redis: conns[1]!.client, key, lockWaitMs: 0 });
+    const holder = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn().client, key, lockTtlMs: 150 });
+    const other = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conns[1]!.client, key, lockWaitMs: 0 });
     await holder.lock(async () => {
       // Each rise of the lock's remaining time is one extension; extensions come every lockTtlMs / 3 at most,
       // so six of them mean the holder has outlived two TTLs.
@@ -146,7 +147,7 @@ describe.each(CLIENT_KINDS)('RedisTokenStore.lock with $name', (kind) => {
   it('takes over the lock of a holder that died, once its TTL runs out', async () => {
     // A process killed while holding the lock: the key stays, with an owner nobody will release.
     await conn().raw('SET', `${key}:lock`, 'dead-process-owner', 'PX', '300');
-    const store = new RedisTokenStore({ redis: conns[1]!.client, key, lockWaitMs: 30_000 });
+    const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conns[1]!.client, key, lockWaitMs: 30_000 });
     let runs = 0;
     await store.lock(async () => {
       runs++;
@@ -157,8 +158,8 @@ describe.each(CLIENT_KINDS)('RedisTokenStore.lock with $name', (kind) => {
   });
 
   it('fails with LockTimeoutError when the holder keeps the lock longer than lockWaitMs', async () => {
-    const holder = new RedisTokenStore({ redis: conn().client, key });
-    const waiter = new RedisTokenStore({ redis: conns[1]!.client, key, lockWaitMs: 50 });
+    const holder = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn().client, key });
+    const waiter = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conns[1]!.client, key, lockWaitMs: 50 });
     let ran = 0;
     await holder.lock(async () => {
       const error = await waiter.lock(async () => ran++).catch((e: unknown) => e);
@@ -169,7 +170,7 @@ describe.each(CLIENT_KINDS)('RedisTokenStore.lock with $name', (kind) => {
   });
 
   it('runs a nested lock() of the same store at once instead of waiting for itself', async () => {
-    const store = new RedisTokenStore({ redis: conn().client, key, lockWaitMs: 0 });
+    const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn().client, key, lockWaitMs: 0 });
     const result = await store.lock(() =>
       store.lock(async () => {
         await store.set(tokens('nested'));
@@ -181,8 +182,8 @@ describe.each(CLIENT_KINDS)('RedisTokenStore.lock with $name', (kind) => {
   });
 
   it('writes without the lock check outside lock(), e.g. after the first authorization', async () => {
-    const holder = new RedisTokenStore({ redis: conn().client, key });
-    const other = new RedisTokenStore({ redis: conns[1]!.client, key });
+    const holder = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn().client, key });
+    const other = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conns[1]!.client, key });
     await holder.lock(async () => {
       await other.set(tokens('outside'));
     });
@@ -190,7 +191,7 @@ describe.each(CLIENT_KINDS)('RedisTokenStore.lock with $name', (kind) => {
   });
 
   it('runs the scripts again after the server forgot them (SCRIPT FLUSH)', async () => {
-    const store = new RedisTokenStore({ redis: conn().client, key });
+    const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn().client, key });
     await store.lock(() => store.set(tokens('a')));
     await conn().raw('SCRIPT', 'FLUSH');
     await store.lock(() => store.set(tokens('b')));
@@ -205,11 +206,11 @@ describe('RedisTokenStore with an ioredis client that returns numbers as strings
     const other = new Redis(server.url);
     try {
       const key = `postsched:test:${crypto.randomUUID()}`;
-      const store = new RedisTokenStore({ redis: client, key, lockTtlMs: 150 });
+      const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: client, key, lockTtlMs: 150 });
       await store.lock(() => store.set(tokens('a'))); // a written script reply "1" is a write, not a lost lock
       expect(await store.set(tokens('b'), { expectedRefreshToken: 'rt-a' })).toBe(true);
       expect(await store.set(tokens('c'), { expectedRefreshToken: 'rt-a' })).toBe(false);
-      const waiter = new RedisTokenStore({ redis: other, key, lockWaitMs: 0 });
+      const waiter = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: other, key, lockWaitMs: 0 });
       await store.lock(async () => {
         let extensions = 0;
         let last = Number(await other.call('PTTL', `${key}:lock`));

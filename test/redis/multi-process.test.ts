@@ -10,6 +10,7 @@ import { RedisTokenStore } from '@postsched/sdk/redis';
 import { startWorker, type Worker } from './multi-process/fleet.js';
 import type { WorkerConfig, WorkerMessage } from './multi-process/token-worker.js';
 import { type RedisServer, startRedisServer } from './redis-server.js';
+import { TEST_KEY } from '../support/token-key.js';
 
 type Done = Extract<WorkerMessage, { type: 'done' }>;
 
@@ -38,7 +39,7 @@ describe('RedisTokenStore shared by several processes', () => {
     // The user authorized earlier; the access token has expired since.
     const issued = fake.issueTokens({ clientId: APP.clientId });
     const redis = new Redis(server.url);
-    await new RedisTokenStore({ redis, key }).set({
+    await new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key }).set({
       accessToken: issued.access_token,
       refreshToken: issued.refresh_token,
       expiresAt: Date.now() - 1_000,

@@ -6,7 +6,7 @@
  */
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostSched, ValidationError } from '@postsched/sdk';
+import { PostSched, UserClients, ValidationError } from '@postsched/sdk';
 import { RedisRateLimiter, type RedisClientLike } from '@postsched/sdk/redis';
 import { windowService } from '../helpers.js';
 import { CLIENT_KINDS } from './redis-clients.js';
@@ -178,6 +178,20 @@ describe('RedisRateLimiter on one redis-server', () => {
   it('refuses a bad option by name', () => {
     expect(() => new RedisRateLimiter({ redis: {} as never })).toThrow(ValidationError);
     expect(() => new RedisRateLimiter({ redis: new Redis(server.url, { lazyConnect: true }), prefix: '' })).toThrow(/prefix/);
+  });
+
+  it('refuses a `key` function that returns no string, naming its result, instead of sharing one "undefined" scope', async () => {
+    const redis = new Redis(server.url, { lazyConnect: true });
+    const rateLimiter = new RedisRateLimiter({ redis, key: ((userId: string) => (userId === 'u1' ? undefined : 42)) as never });
+    try {
+      const users = new UserClients({ oauth: { refresh: async () => Promise.reject(new Error('no refresh')) }, baseUrl: BASE, rateLimiter });
+      expect(() => users.client('u1')).toThrow(ValidationError);
+      expect(() => users.client('u1')).toThrow(/`key` returned undefined for a user id: it must return a string/);
+      expect(() => users.rateLimit('u2')).toThrow(/`key` returned a value of type number/);
+    } finally {
+      await rateLimiter.close();
+      redis.disconnect();
+    }
   });
 });
 

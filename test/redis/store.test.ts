@@ -5,6 +5,7 @@ import { createClient } from 'redis';
 import { RedisTokenStore, StoredTokensUnreadableError, TokenStoreUnavailableError } from '@postsched/sdk/redis';
 import { CLIENT_KINDS, type TestClient } from './redis-clients.js';
 import { type RedisServer, startRedisServer } from './redis-server.js';
+import { TEST_KEY } from '../support/token-key.js';
 
 const KEY_A = Buffer.alloc(32, 7);
 const KEY_B = Buffer.alloc(32, 9).toString('base64');
@@ -40,7 +41,7 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name', (kind) => {
   });
 
   it('returns undefined before any tokens are stored, then the stored tokens', async () => {
-    const store = new RedisTokenStore({ redis: conn.client, key });
+    const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn.client, key });
     expect(await store.get()).toBeUndefined();
     await store.set(tokens('one'));
     expect(await store.get()).toEqual(tokens('one'));
@@ -51,15 +52,15 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name', (kind) => {
   it('shares the tokens between stores on different connections (as between processes)', async () => {
     const other = await kind.connect(server.url);
     try {
-      await new RedisTokenStore({ redis: conn.client, key }).set(tokens('shared'));
-      expect(await new RedisTokenStore({ redis: other.client, key }).get()).toEqual(tokens('shared'));
+      await new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn.client, key }).set(tokens('shared'));
+      expect(await new RedisTokenStore({ encryptionKey: TEST_KEY, redis: other.client, key }).get()).toEqual(tokens('shared'));
     } finally {
       await other.close();
     }
   });
 
   it('hands out and keeps copies: mutating what get() returned or set() was given changes nothing stored', async () => {
-    const store = new RedisTokenStore({ redis: conn.client, key });
+    const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn.client, key });
     const given = tokens('one');
     await store.set(given);
     given.accessToken = 'changed after set';
@@ -76,7 +77,7 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name', (kind) => {
   });
 
   it('a TokenManager keeps refreshing after the app mutates the TokenSet getTokens() gave it', async () => {
-    const store = new RedisTokenStore({ redis: conn.client, key });
+    const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn.client, key });
     await store.set({ ...tokens('one'), expiresAt: Date.now() + 3_600_000 });
     const manager = new TokenManager({ oauth: { refresh: async () => ({ ...tokens('two'), expiresAt: Date.now() + 3_600_000 }) }, store });
     expect(await manager.getAccessToken()).toBe(tokens('one').accessToken);
@@ -88,14 +89,14 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name', (kind) => {
   });
 
   it('keeps fields it does not know through a round trip', async () => {
-    const store = new RedisTokenStore({ redis: conn.client, key });
+    const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn.client, key });
     const withExtra = { ...tokens('x'), idToken: 'kept' } as TokenSet;
     await store.set(withExtra);
     expect(await store.get()).toEqual(withExtra);
   });
 
   it('refuses to store something that is not a token set, and writes nothing', async () => {
-    const store = new RedisTokenStore({ redis: conn.client, key });
+    const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn.client, key });
     const bad = { ...tokens('x'), expiresAt: 'tomorrow' } as unknown as TokenSet;
     const error = await store.set(bad).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ValidationError);
@@ -105,7 +106,7 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name', (kind) => {
   });
 
   it('reports a stored value that is not a token set as unreadable, naming the problem', async () => {
-    const store = new RedisTokenStore({ redis: conn.client, key });
+    const store = new RedisTokenStore({ encryptionKey: 'none', redis: conn.client, key });
     await conn.raw('SET', key, 'not json');
     await expect(store.get()).rejects.toMatchObject({ name: 'StoredTokensUnreadableError', problem: 'malformed' });
     await conn.raw('SET', key, JSON.stringify({ accessToken: 'at-secret' }));
@@ -168,11 +169,13 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name', (kind) => {
 
     it('tells a store without the key that the value is encrypted, and a store with one that it is not', async () => {
       await new RedisTokenStore({ redis: conn.client, key, encryptionKey: KEY_A }).set(tokens('m'));
-      await expect(new RedisTokenStore({ redis: conn.client, key }).get()).rejects.toMatchObject({ problem: 'missing_key' });
-      await new RedisTokenStore({ redis: conn.client, key }).set(tokens('clear'));
-      await expect(new RedisTokenStore({ redis: conn.client, key, encryptionKey: KEY_A }).get()).rejects.toMatchObject({
-        problem: 'not_encrypted',
-      });
+      await expect(new RedisTokenStore({ encryptionKey: 'none', redis: conn.client, key }).get()).rejects.toMatchObject({ problem: 'missing_key' });
+      await new RedisTokenStore({ encryptionKey: 'none', redis: conn.client, key }).set(tokens('clear'));
+      const error = await new RedisTokenStore({ redis: conn.client, key, encryptionKey: KEY_A }).get().catch((e: unknown) => e);
+      expect(error).toMatchObject({ problem: 'not_encrypted' });
+      // Why, and how to fix it: the keyring's word for a move from 'none' to a key.
+      expect((error as Error).message).toContain('`allowPlaintext: true`');
+      expect((error as Error).message).toContain('postsched rekey');
     });
   });
 
@@ -193,7 +196,11 @@ describe('RedisTokenStore options', () => {
     ['31 bytes', Buffer.alloc(31, 1), 'got 31 bytes'],
     ['a short base64 string', Buffer.alloc(16, 1).toString('base64'), 'decodes to 16 bytes'],
     ['text that is not base64', 'correct horse battery staple!!', 'not base64'],
-    ['a number', 42, 'got number'],
+    ['a number', 42, 'got a number'],
+    ['a Float32Array', new Float32Array(8), 'must be a Uint8Array (or Buffer) of 32 bytes or its base64 text, or a keyring { current, keys }; got a Float32Array'],
+    ['an ArrayBuffer', new ArrayBuffer(32), 'got an ArrayBuffer'],
+    ['an array of numbers', Array.from({ length: 32 }, () => 1), 'got an Array'],
+    ['an empty string', '', 'is an empty string (an environment variable set to nothing?)'],
   ])('rejects an encryptionKey that is %s, saying how to make one and never echoing it', (_, encryptionKey, says) => {
     const error = (() => {
       try {
@@ -206,20 +213,39 @@ describe('RedisTokenStore options', () => {
     expect((error as ValidationError).path).toEqual(['encryptionKey']);
     expect((error as Error).message).toContain(says);
     expect((error as Error).message).toContain('openssl rand -base64 32');
-    if (typeof encryptionKey === 'string') expect((error as Error).message).not.toContain(encryptionKey);
+    if (typeof encryptionKey === 'string' && encryptionKey !== '') expect((error as Error).message).not.toContain(encryptionKey);
+  });
+
+  it('refuses to start without a key: undefined (an unset variable) names the likely cause and the command that makes a key', () => {
+    const env: Record<string, string | undefined> = {};
+    const error = (() => {
+      try {
+        new RedisTokenStore({ redis, key: 'k', encryptionKey: env['TOKEN_ENCRYPTION_KEY'] });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).path).toEqual(['encryptionKey']);
+    expect((error as Error).message).toMatch(/^`encryptionKey` is undefined: .*unset environment variable .*TOKEN_ENCRYPTION_KEY/);
+    expect((error as Error).message).toContain('openssl rand -base64 32');
+    expect((error as Error).message).toContain("`encryptionKey: 'none'`");
+    // Missing altogether (JavaScript, or a cast) is the same refusal; the explicit word keeps tokens in clear.
+    expect(() => new RedisTokenStore({ redis, key: 'k' } as never)).toThrow(/`encryptionKey` is undefined/);
+    expect(new RedisTokenStore({ redis, key: 'k', encryptionKey: 'none' }).toJSON()).toEqual({ key: 'k', encrypted: false });
   });
 
   it('rejects a client that is neither ioredis nor node-redis', () => {
-    expect(() => new RedisTokenStore({ redis: {} as never, key: 'k' })).toThrow(/ioredis client .* node-redis client/);
+    expect(() => new RedisTokenStore({ encryptionKey: TEST_KEY, redis: {} as never, key: 'k' })).toThrow(/ioredis client .* node-redis client/);
   });
 
   it('fails saying so, never reading "no tokens", with a node-redis client in legacy mode (callbacks, no promise)', async () => {
     const client = await createClient({ url: server.url }).on('error', () => {}).connect();
     try {
       const key = `postsched:test:${crypto.randomUUID()}`;
-      await new RedisTokenStore({ redis: client, key }).set(tokens('a'));
+      await new RedisTokenStore({ encryptionKey: TEST_KEY, redis: client, key }).set(tokens('a'));
       // node-redis 4's `legacyMode: true` (which connect-redis 6 asked for) or 5's `.legacy()`: sendCommand returns nothing.
-      const store = new RedisTokenStore({ redis: client.legacy() as never, key });
+      const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: client.legacy() as never, key });
       const error = await store.get().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(TokenStoreUnavailableError);
       expect(String((error as Error).cause)).toMatch(/no promise.*legacy/);
@@ -232,9 +258,9 @@ describe('RedisTokenStore options', () => {
     const nodeRedisCluster = { sendCommand: async () => null, masters: [], slots: [] };
     const ioredisCluster = { call: async () => null, isCluster: true };
     for (const redis of [nodeRedisCluster, ioredisCluster]) {
-      expect(() => new RedisTokenStore({ redis, key: 'tokens:user_42' })).toThrow(/no hash tag.*"tokens:\{user_42\}"/);
-      expect(() => new RedisTokenStore({ redis, key: 'tokens:{}' })).toThrow(ValidationError); // an empty tag hashes the whole key
-      expect(new RedisTokenStore({ redis, key: 'tokens:{user_42}' }).key).toBe('tokens:{user_42}');
+      expect(() => new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key: 'tokens:user_42' })).toThrow(/no hash tag.*"tokens:\{user_42\}"/);
+      expect(() => new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key: 'tokens:{}' })).toThrow(ValidationError); // an empty tag hashes the whole key
+      expect(new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key: 'tokens:{user_42}' }).key).toBe('tokens:{user_42}');
     }
   });
 
@@ -247,10 +273,11 @@ describe('RedisTokenStore options', () => {
         return args[0] === 'SET' ? 'OK' : args[0] === 'GET' ? null : 1;
       },
     };
-    const store = new RedisTokenStore({ redis, key: 'tokens:{u1}' });
+    const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key: 'tokens:{u1}' });
     await store.lock(async () => store.set(tokens('c'), { expectedRefreshToken: 'rt-x' }));
     expect(routed).toEqual([
       ['tokens:{u1}:lock', false, 'SET'],
+      ['tokens:{u1}:lock:holder', false, 'SET'], // the note of the lease's holder, in the same slot
       ['tokens:{u1}', false, 'GET'],
       ['tokens:{u1}', false, 'EVALSHA'],
       ['tokens:{u1}:lock', false, 'EVALSHA'],
@@ -258,15 +285,15 @@ describe('RedisTokenStore options', () => {
   });
 
   it('rejects an empty key and non-integer time options', () => {
-    expect(() => new RedisTokenStore({ redis, key: '' })).toThrow(ValidationError);
-    expect(() => new RedisTokenStore({ redis, key: 'k', lockTtlMs: 0 })).toThrow(/lockTtlMs/);
-    expect(() => new RedisTokenStore({ redis, key: 'k', commandTimeoutMs: 1.5 })).toThrow(/commandTimeoutMs/);
+    expect(() => new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key: '' })).toThrow(ValidationError);
+    expect(() => new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key: 'k', lockTtlMs: 0 })).toThrow(/lockTtlMs/);
+    expect(() => new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key: 'k', commandTimeoutMs: 1.5 })).toThrow(/commandTimeoutMs/);
   });
 
   // Past setTimeout's ceiling a timer fires at once: every command would time out, every lock be given up.
   it.each(['lockTtlMs', 'lockWaitMs', 'commandTimeoutMs'])('refuses a %s past setTimeout\'s ceiling (2^31 - 1 ms) with a ValidationError', (name) => {
-    expect(() => new RedisTokenStore({ redis, key: 'k', [name]: 2 ** 31 })).toThrow(ValidationError);
-    expect(() => new RedisTokenStore({ redis, key: 'k', [name]: 2 ** 31 })).toThrow(new RegExp(`\`${name}\` must be an integer from \\d+ to 2147483647`));
-    expect(() => new RedisTokenStore({ redis, key: 'k', [name]: 2 ** 31 - 1 })).not.toThrow();
+    expect(() => new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key: 'k', [name]: 2 ** 31 })).toThrow(ValidationError);
+    expect(() => new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key: 'k', [name]: 2 ** 31 })).toThrow(new RegExp(`\`${name}\` must be an integer from \\d+ to 2147483647`));
+    expect(() => new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key: 'k', [name]: 2 ** 31 - 1 })).not.toThrow();
   });
 });

@@ -14,6 +14,7 @@ import {
 } from '@postsched/sdk/redis';
 import { CLIENT_KINDS, type TestClient } from './redis-clients.js';
 import { type RedisServer, startRedisServer } from './redis-server.js';
+import { TEST_KEY } from '../support/token-key.js';
 
 const EXPIRED: TokenSet = { accessToken: 'at_old_0123456789', refreshToken: 'rt_0123456789', expiresAt: 0, scopes: [], tokenType: 'bearer' };
 
@@ -28,7 +29,7 @@ describe.each(CLIENT_KINDS)('a Redis outage seen through TokenManager ($name)', 
   it('rejects getAccessToken() with a TokenStoreError (the TokenStoreUnavailableError of the failed command)', async () => {
     server = await startRedisServer();
     conn = await kind.connect(server.url);
-    const store = new RedisTokenStore({ redis: conn.client, key: `postsched:test:${crypto.randomUUID()}`, commandTimeoutMs: 300 });
+    const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn.client, key: `postsched:test:${crypto.randomUUID()}`, commandTimeoutMs: 300 });
     await store.set(EXPIRED);
     await server.stop();
     let refreshes = 0;

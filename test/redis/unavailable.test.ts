@@ -4,6 +4,7 @@ import { TokenManager, type TokenSet } from '@postsched/sdk';
 import { RedisTokenStore, TokenStoreUnavailableError } from '@postsched/sdk/redis';
 import { CLIENT_KINDS, type TestClient } from './redis-clients.js';
 import { type RedisServer, startRedisServer } from './redis-server.js';
+import { TEST_KEY } from '../support/token-key.js';
 
 const TOKENS: TokenSet = {
   accessToken: 'at-secret-access',
@@ -35,7 +36,7 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name when Redis is down or sl
   });
 
   it('rejects get, set and lock with TokenStoreUnavailableError instead of hanging when Redis stopped', async () => {
-    const store = new RedisTokenStore({ redis: conn.client, key, commandTimeoutMs: 300 });
+    const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn.client, key, commandTimeoutMs: 300 });
     await store.set(TOKENS);
     await server.stop();
 
@@ -53,7 +54,7 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name when Redis is down or sl
   });
 
   it('rejects with TokenStoreUnavailableError when Redis is too slow, and works again once it answers', async () => {
-    const store = new RedisTokenStore({ redis: conn.client, key, commandTimeoutMs: 100 });
+    const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn.client, key, commandTimeoutMs: 100 });
     await store.set(TOKENS);
     const admin = await kind.connect(server.url);
     try {
@@ -70,7 +71,7 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name when Redis is down or sl
   });
 
   it('rejects at once when the client was closed', async () => {
-    const store = new RedisTokenStore({ redis: conn.client, key, commandTimeoutMs: 60_000 });
+    const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn.client, key, commandTimeoutMs: 60_000 });
     await conn.close();
     const error = await store.get().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TokenStoreUnavailableError);
@@ -79,7 +80,7 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name when Redis is down or sl
   });
 
   it('keeps the tokens out of the error when Redis answers a write with an error', async () => {
-    const store = new RedisTokenStore({ redis: conn.client, key });
+    const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn.client, key });
     const error = await store
       .lock(async () => {
         // Break the lock key's type so the compare-and-set script fails on the server (WRONGTYPE).
@@ -102,7 +103,7 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name when Redis is down or sl
     server = await startRedisServer(['--rename-command', 'EVALSHA', '""']);
     conn = await kind.connect(server.url);
     for (const key of ['k', `postsched:test:${crypto.randomUUID()}`]) {
-      const store = new RedisTokenStore({ redis: conn.client, key });
+      const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn.client, key });
       await store.set({ ...TOKENS, expiresAt: 0 });
       const refresh = async () => ({ ...TOKENS, accessToken: 'at-secret-new' });
       const manager = new TokenManager({ oauth: { refresh }, store, storeTimeoutMs: 100 }); // the save is not retried for long

@@ -1,30 +1,24 @@
 /**
  * RedisWebhookDedupe against a real redis-server (ioredis and node-redis) and a real 3-master Redis Cluster
- * (ioredis Cluster): each transition, its expiry, the newest created_at per post, atomic claims, and what the
- * webhook handler answers when Redis fails, hangs or loses its data.
+ * (ioredis Cluster): the store contract of test/webhooks/dedupe-contract.ts (each transition, its expiry, the newest
+ * created_at per post, atomic claims, a hung handler; PostgresWebhookDedupe runs it too), the keys' hash tags, and
+ * what the webhook handler answers when Redis fails, hangs or loses its data.
  */
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ValidationError } from '@postsched/sdk';
 import { RedisWebhookDedupe, WebhookDedupeUnavailableError, type RedisClientLike } from '@postsched/sdk/redis';
-import { createWebhookHandler, signWebhook, type WebhookClaimContext, type WebhookHandler } from '@postsched/sdk/webhooks';
+import { createWebhookHandler, signWebhook } from '@postsched/sdk/webhooks';
+import { context, hungHandler, transitions as storeTransitions, signed, SECRET } from '../webhooks/dedupe-contract.js';
 import { type RedisCluster, startRedisCluster } from './redis-server.js';
 import { CLIENT_KINDS, type TestClient } from './redis-clients.js';
 import { type RedisServer, startRedisServer } from './redis-server.js';
-
-const SECRET = 'whsec_redis_dedupe';
-const KEY = '["post.published","post_1","2024-05-01T12:05:00Z"]';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** What Redis Cluster hashes of a key: the text between the first `{` and the next `}` when not empty, else all. */
 function hashTag(key: string): string {
   const open = key.indexOf('{');
   const close = open === -1 ? -1 : key.indexOf('}', open + 1);
   return close > open + 1 ? key.slice(open + 1, close) : key;
-}
-
-function context(claimId: string, createdAt: number | undefined = 1_000, postId = 'post_1', ttlMs = 10_000): WebhookClaimContext {
-  return { postId, createdAt, ttlMs, claimId };
 }
 
 let server: RedisServer;
@@ -43,77 +37,8 @@ function transitions(connect: () => Promise<{ client: RedisClientLike; close(): 
   afterAll(async () => {
     await close?.();
   });
-  const store = (options: { doneTtlMs?: number } = {}) => new RedisWebhookDedupe({ redis: client, prefix: `t:${crypto.randomUUID()}`, ...options });
-
-  it('goes new → in-flight → done; release gives back only the holder’s claim, never a done mark', async () => {
-    const dedupe = store();
-    expect(await dedupe.claim(KEY, context('a'))).toEqual({ state: 'new' });
-    expect(await dedupe.claim(KEY, context('b'))).toEqual({ state: 'in-flight' });
-    await dedupe.release(KEY, context('b')); // not the holder
-    expect(await dedupe.claim(KEY, context('b'))).toEqual({ state: 'in-flight' });
-    await dedupe.release(KEY, context('a'));
-    expect(await dedupe.claim(KEY, context('c'))).toEqual({ state: 'new' });
-    await dedupe.complete(KEY, context('c'));
-    await dedupe.release(KEY, context('c'));
-    expect(await dedupe.claim(KEY, context('d'))).toEqual({ state: 'done' });
-  });
-
-  it('renews a claim for its holder (the same claim id) for the new ttl; anyone else finds it in flight, its holder done once done', async () => {
-    const dedupe = store();
-    expect(await dedupe.claim(KEY, context('a', 1_000, 'post_1', 150))).toEqual({ state: 'new' });
-    expect(await dedupe.claim(KEY, context('a', 1_000, 'post_1', 60_000))).toEqual({ state: 'new' });
-    await sleep(300); // past the first ttl
-    expect(await dedupe.claim(KEY, context('b'))).toEqual({ state: 'in-flight' });
-    await dedupe.complete(KEY, context('a'));
-    expect(await dedupe.claim(KEY, context('a'))).toEqual({ state: 'done' });
-  });
-
-  it('expires a claim whose holder died after its ttlMs, and a done mark after doneTtlMs', async () => {
-    const dedupe = store({ doneTtlMs: 150 });
-    await dedupe.claim(KEY, context('dead', 1_000, 'post_1', 150));
-    expect(await dedupe.claim(KEY, context('b'))).toEqual({ state: 'in-flight' });
-    await sleep(300);
-    expect(await dedupe.claim(KEY, context('c'))).toEqual({ state: 'new' });
-    await dedupe.complete(KEY, context('c'));
-    expect(await dedupe.claim(KEY, context('d'))).toEqual({ state: 'done' });
-    await sleep(300);
-    expect(await dedupe.claim(KEY, context('e'))).toEqual({ state: 'new' });
-  });
-
-  it('keeps the newest created_at handled per post: a later-handled older event is stale, the newest never moves down', async () => {
-    const dedupe = store();
-    const event = (name: string) => `["${name}","post_1"]`;
-    await dedupe.claim(event('published'), context('a', 2_000.5));
-    expect(await dedupe.claim(event('scheduled'), context('b', 1_000))).toEqual({ state: 'new' }); // published not done yet
-    await dedupe.complete(event('published'), context('a', 2_000.5));
-    expect(await dedupe.claim(event('failed'), context('c', 2_000.25))).toEqual({ state: 'new', stale: true });
-    await dedupe.complete(event('failed'), context('c', 2_000.25)); // older: the newest stays 2000.5
-    expect(await dedupe.claim(event('deleted'), context('d', 2_000.375))).toEqual({ state: 'new', stale: true });
-    expect(await dedupe.claim(event('x'), context('e', 2_000.5))).toEqual({ state: 'new' }); // the same instant is not later
-    expect(await dedupe.claim(event('y'), { ...context('f'), createdAt: undefined })).toEqual({ state: 'new' }); // no instant: never stale
-    expect(await dedupe.claim(event('z'), context('g', 1, 'post_2'))).toEqual({ state: 'new' }); // another post
-  });
-
-  it('answers each of 100 concurrent calls on 25 events of 5 posts for its own event (calls made together go as one script)', async () => {
-    const dedupe = store();
-    const calls = Array.from({ length: 100 }, (_, i) => ({ key: `["e",${i % 25}]`, context: context(`c${i}`, i % 25, `post_${i % 5}`) }));
-    const first = await Promise.all(calls.map(({ key, context }) => dedupe.claim(key, context)));
-    expect(first.slice(0, 25).map((a) => a.state)).toEqual(Array(25).fill('new'));
-    expect(first.slice(25).map((a) => a.state)).toEqual(Array(75).fill('in-flight'));
-    await Promise.all(calls.slice(0, 25).map(({ key, context }) => dedupe.complete(key, context)));
-    const again = await Promise.all(calls.map(({ key, context }) => dedupe.claim(key, { ...context, claimId: 'late' })));
-    expect(again.map((a) => a.state)).toEqual(Array(100).fill('done'));
-    // post_4's newest handled created_at is 24 (its events: 4, 9, 14, 19, 24): one created at 19 is stale.
-    expect(await dedupe.claim('["old"]', context('o', 19, 'post_4'))).toEqual({ state: 'new', stale: true });
-    expect(await dedupe.claim('["new"]', context('n', 24, 'post_4'))).toEqual({ state: 'new' });
-  });
-
-  it('gives one claim of an event to exactly one of 50 concurrent callers', async () => {
-    const dedupe = store();
-    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => dedupe.claim(KEY, context(`c${i}`))));
-    expect(answers.filter((a) => a.state === 'new')).toHaveLength(1);
-    expect(answers.filter((a) => a.state === 'in-flight')).toHaveLength(49);
-  });
+  // test/webhooks/dedupe-contract.ts: the same on every store (PostgresWebhookDedupe too).
+  storeTransitions(async (options = {}) => new RedisWebhookDedupe({ redis: client, prefix: `t:${crypto.randomUUID()}`, ...options }), { ordered: true });
 }
 
 describe.each(CLIENT_KINDS)('RedisWebhookDedupe ($name)', (kind) => {
@@ -202,12 +127,6 @@ describe('createWebhookHandler with RedisWebhookDedupe', () => {
     await test?.close();
   });
   const dedupe = (name: string) => new RedisWebhookDedupe({ redis: test.client, prefix: `${name}:${crypto.randomUUID()}` });
-  async function signed(event: string, createdAt: string, postId = 'post_1'): Promise<Request> {
-    const text = JSON.stringify({ event, created_at: createdAt, data: { id: postId, account_ids: ['acc_1'], published_at: createdAt } });
-    const signature = await signWebhook({ body: text, secret: SECRET });
-    return new Request('http://127.0.0.1/webhooks', { method: 'POST', body: text, headers: { 'x-service-signature': signature } });
-  }
-
   it('orders by no created_at later than the signature’s timestamp plus the tolerance: the post’s real events are not stale after it', async () => {
     const now = Date.now();
     const iso = (ms: number) => new Date(ms).toISOString();
@@ -226,42 +145,7 @@ describe('createWebhookHandler with RedisWebhookDedupe', () => {
     expect(seen.at(-1)).toBe(`${iso(now - 1_000)} stale`);
   });
 
-  it.each(['succeeds', 'fails'] as const)(
-    'runs the event once when its handler runs past handlerTimeoutMs at one instance: both answer 503 until that run settles, past inFlightTtlMs (it %s)',
-    async (outcome) => {
-      const bounds = { handlerTimeoutMs: 200, dedupeTimeoutMs: 1_000, inFlightTtlMs: 2_500 };
-      const prefix = `overrun:${crypto.randomUUID()}`;
-      let release!: (error?: Error) => void;
-      const first = new Promise<void>((resolve, reject) => (release = (error) => (error ? reject(error) : resolve())));
-      let runs = 0;
-      let succeeded = 0;
-      const on = {
-        'post.published': async () => {
-          if (++runs === 1) await first; // ignores its signal
-          succeeded += 1;
-        },
-      };
-      // Two instances, each with its own RedisWebhookDedupe on the one Redis.
-      const [a, b] = [0, 1].map(() =>
-        createWebhookHandler({ ...bounds, secret: SECRET, onError: () => {}, on, dedupe: new RedisWebhookDedupe({ redis: test.client, prefix }) }),
-      ) as [WebhookHandler, WebhookHandler];
-      const event = () => signed('post.published', '2024-05-01T12:05:00Z');
-      expect((await a.fetch(await event())).status).toBe(500);
-      // Retries at both instances for longer than inFlightTtlMs while that run lives: none runs the handler.
-      const statuses = new Set<number>();
-      for (const until = Date.now() + bounds.inFlightTtlMs + 500; Date.now() < until; await sleep(100)) {
-        for (const instance of [a, b]) statuses.add((await instance.fetch(await event())).status);
-      }
-      expect([...statuses]).toEqual([503]);
-      expect(runs).toBe(1);
-
-      release(outcome === 'succeeds' ? undefined : new Error('queue down'));
-      await vi.waitFor(async () => expect((await b.fetch(await event())).status).toBe(204), { timeout: 5_000, interval: 50 });
-      expect((await a.fetch(await event())).status).toBe(204);
-      expect(runs).toBe(outcome === 'succeeds' ? 1 : 2); // failed: given back, so a retry ran it
-      expect(succeeded).toBe(1);
-    },
-  );
+  hungHandler(async () => dedupe('hung'));
 });
 
 describe('createWebhookHandler with RedisWebhookDedupe when Redis fails', () => {

@@ -42,6 +42,15 @@ describe('pagination', () => {
     expect(queries).toEqual([{}, { cursor: 'c2' }, { cursor: 'c3' }]);
   });
 
+  it('refuses to be serialized (res.json(list) would send `{}`), saying to await toArray() first; fetches nothing', async () => {
+    const queries = threePages();
+    const list = client().posts.list();
+    expect(() => JSON.stringify({ posts: list })).toThrow(ValidationError);
+    expect(() => JSON.stringify(list)).toThrow(/`await ….toArray\(\)` first/);
+    expect(queries).toHaveLength(0);
+    expect(JSON.stringify(await list.toArray())).toContain('post_6');
+  });
+
   it('fetches no further page when the loop breaks early', async () => {
     const queries = threePages();
     const ids: string[] = [];

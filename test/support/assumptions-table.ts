@@ -1,17 +1,22 @@
 /**
- * The table of wire fields in docs/assumptions.md (linked from the README), rendered from the one wire-contract
- * module (src/resources/wire-contract.ts). test/resources/wire-contract.test.ts fails when the page and the module
+ * The table of wire fields in docs/assumptions.md (linked from the README), rendered from the schemas of the wire
+ * contract (src/resources/wire-contract.ts, and src/webhooks/event.ts for the webhook data). test/resources/wire-contract.test.ts fails when the page and the module
  * disagree; to update the page run `npx tsx test/support/assumptions-table.ts --write`.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { answers, inputs, webhookData, type WireType } from '../../src/resources/wire-contract.js';
+import * as z from 'zod/mini';
+import { answers, fieldsOf, inputs, pageSchema, type WireType } from '../../src/resources/wire-contract.js';
+import { PostPublishedDataSchema, WebhookPostDataSchema } from '../../src/webhooks/event.js';
 
 export const ASSUMPTIONS = fileURLToPath(new URL('../../docs/assumptions.md', import.meta.url));
 export const BEGIN = '<!-- wire-contract:begin: generated from src/resources/wire-contract.ts (npx tsx test/support/assumptions-table.ts --write) -->';
 export const END = '<!-- wire-contract:end -->';
 
-const ANSWER_LABELS: Record<keyof typeof answers, string> = {
+/** The answers of the table: each resource's schema, and the list envelope. */
+const TABLE_ANSWERS = { ...answers, page: pageSchema(z.unknown()) };
+
+const ANSWER_LABELS: Record<keyof typeof TABLE_ANSWERS, string> = {
   post: 'A post (every `posts` method)',
   account: 'An account (`accounts.get`, `accounts.list`)',
   mediaItem: 'A media item (`media.upload`)',
@@ -24,7 +29,7 @@ const INPUT_LABELS: Record<keyof typeof inputs, string> = {
   accountListQuery: 'Query of `accounts.list`',
   mediaUploadForm: 'Form of `media.upload` (part name)',
 };
-const TYPES: Record<WireType, string> = { string: 'string', number: 'number', 'string[]': 'strings', array: 'array' };
+const TYPES: Record<WireType, string> = { string: 'string', number: 'number', 'string[]': 'strings', array: 'array', object: 'object', unknown: 'any' };
 
 const typed = (fields: Readonly<Record<string, WireType>>) => Object.entries(fields).map(([name, type]) => `\`${name}\` (${TYPES[type]})`);
 const cell = (items: string[]) => (items.length === 0 ? '—' : items.join(', '));
@@ -35,20 +40,23 @@ export function renderTable(): string {
     '| Where | Given by the spec: required, checked | Assumed: optional, kept as sent |',
     '|---|---|---|',
   ];
-  for (const [key, contract] of Object.entries(answers) as [keyof typeof answers, (typeof answers)[keyof typeof answers]][]) {
-    const needed =
-      'needed' in contract
-        ? Object.entries(contract.needed).map(([name, type]) => `\`${name}\` (${TYPES[type]}; needed: an answer without it is refused)`)
-        : [];
-    rows.push(`| ${ANSWER_LABELS[key]} | ${cell(typed(contract.given))} | ${cell([...needed, ...typed(contract.assumed)])} |`);
+  for (const [key, schema] of Object.entries(TABLE_ANSWERS) as [keyof typeof TABLE_ANSWERS, z.ZodMiniType][]) {
+    const { given, assumed } = fieldsOf(schema);
+    // The page's `data` is required but assumed: the spec does not show it, yet a page without it cannot be used.
+    if (key === 'page') {
+      const needed = Object.entries(given).map(([name, type]) => `\`${name}\` (${TYPES[type]}; needed: an answer without it is refused)`);
+      rows.push(`| ${ANSWER_LABELS[key]} | ${cell([])} | ${cell([...needed, ...typed(assumed)])} |`);
+    } else {
+      rows.push(`| ${ANSWER_LABELS[key]} | ${cell(typed(given))} | ${cell(typed(assumed))} |`);
+    }
   }
   for (const [key, contract] of Object.entries(inputs) as [keyof typeof inputs, (typeof inputs)[keyof typeof inputs]][]) {
     const names = (list: readonly string[]) => list.map((name) => `\`${name}\``);
     rows.push(`| ${INPUT_LABELS[key]} | ${cell(names(contract.given))} | ${cell(names(contract.assumed))} |`);
   }
-  const elsewhere = `${typed(webhookData.assumedElsewhere).join(', ')} in the other events (typed, not checked)`;
+  const elsewhere = `${typed(fieldsOf(WebhookPostDataSchema).assumed).join(', ')} in the other events (typed, not checked)`;
   rows.push(
-    `| Webhook event \`data\` (\`@postsched/sdk/webhooks\`) | in \`${webhookData.givenFor}\`: ${cell(typed(webhookData.given))} | ` +
+    `| Webhook event \`data\` (\`@postsched/sdk/webhooks\`) | in \`post.published\`: ${cell(typed(fieldsOf(PostPublishedDataSchema).given))} | ` +
       `${elsewhere}; every other field, kept as sent |`,
   );
   return rows.join('\n');

@@ -70,6 +70,18 @@ describe.each(MODES)('OAuth over %s', (mode) => {
     }
   });
 
+  it('names the redirect_uri sent and the ones registered when it refuses one', async () => {
+    await setup();
+    try {
+      const res = await h.call(authorizeQuery({ redirect_uri: 'http://127.0.0.1:3001/callback' }));
+      const { error_description } = (await res.json()) as { error_description: string };
+      expect(error_description).toContain(`The URIs registered for this client are ${REDIRECT_URI}, and redirect_uri "http://127.0.0.1:3001/callback" is not exactly one of them.`);
+      expect(error_description).toContain('postsched mock --redirect-uri <url>');
+    } finally {
+      await teardown();
+    }
+  });
+
   it.each([
     ['missing response_type', { response_type: undefined }, 'invalid_request'],
     ['response_type=token', { response_type: 'token' }, 'unsupported_response_type'],

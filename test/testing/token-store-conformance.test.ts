@@ -16,6 +16,7 @@ import { tokenStoreConformance, type TokenStoreConformanceOptions } from '@posts
 import { FileTokenStore } from '../../examples/file-token-store.js';
 import { type PostgresServer, startPostgresServer } from '../postgres/postgres-server.js';
 import { type RedisCluster, type RedisServer, startRedisCluster, startRedisServer } from '../redis/redis-server.js';
+import { TEST_KEY } from '../support/token-key.js';
 
 const LOCK_TTL_MS = 1_000;
 
@@ -26,6 +27,17 @@ function perKey<S extends TokenStore>(make: (key: string) => S): (key: string) =
     let store = stores.get(key);
     if (store === undefined) stores.set(key, (store = make(key)));
     return store;
+  };
+}
+
+/**
+ * examples/file-token-store.ts writes the key into a file name, where a lone surrogate becomes U+FFFD: it relies on
+ * `UserClients`, which refuses such a user id before it calls `store(userId)`. So does its `makeStore` here.
+ */
+function asUserClientsCalls<S>(make: (key: string) => S): (key: string) => S {
+  return (key) => {
+    if (/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(key)) throw new Error('refused as UserClients refuses it');
+    return make(key);
   };
 }
 
@@ -51,7 +63,7 @@ describe('examples/file-token-store.ts: FileTokenStore', () => {
     if (dir !== '') await rm(dir, { recursive: true, force: true });
   });
   conformance(() => ({
-    makeStore: perKey((key) => new FileTokenStore(join(dir, `${key}.json`))),
+    makeStore: asUserClientsCalls(perKey((key) => new FileTokenStore(join(dir, `${key}.json`)))),
     corrupt: (key) => writeFile(join(dir, `${key}.json`), '{"accessToken": "at_half'),
   }));
 });
@@ -73,7 +85,7 @@ describe.each([
   });
   const redisKey = (key: string) => `postsched:conformance:{${key}}`;
   conformance(() => ({
-    makeStore: (key) => new RedisTokenStore({ redis: redis!, key: redisKey(key), lockTtlMs: LOCK_TTL_MS }),
+    makeStore: (key) => new RedisTokenStore({ encryptionKey: TEST_KEY, redis: redis!, key: redisKey(key), lockTtlMs: LOCK_TTL_MS }),
     corrupt: async (key) => void (await redis!.set(redisKey(key), '{"accessToken":1}')),
     lockTtlMs: LOCK_TTL_MS,
   }));
@@ -84,7 +96,9 @@ class SqlTokenStore implements TokenStore {
   constructor(
     private db: pg.Pool,
     private userId: string,
-  ) {}
+  ) {
+    encodeURIComponent(userId); // throws on a lone surrogate, which UTF-8 turns into U+FFFD: two users, one row
+  }
 
   async get(): Promise<TokenSet | undefined> {
     const { rows } = await this.db.query('SELECT tokens FROM user_tokens WHERE user_id = $1', [this.userId]);
@@ -164,7 +178,8 @@ describe('broken stores fail the kit', () => {
       }
     }
     const failed = await failing({ makeStore: perKey(() => new NotExcluding()) });
-    expect(failed).toEqual(['the lock excludes: 8 handles × 3 concurrent holders never overlap']);
+    // The extension check, run whenever the store has a lock, finds the same fault: a waiter inside with the holder.
+    expect(failed).toEqual(['the lock excludes: 8 handles × 3 concurrent holders never overlap', 'the lock is extended: a live holder keeps it for 3 × lockTtlMs (3000 ms)']);
   });
 
   it('a store whose get() turns a corrupt value into "no tokens" fails the corrupt-value check', async () => {
@@ -201,4 +216,72 @@ describe('broken stores fail the kit', () => {
     const failed = await failing({ makeStore: perKey(() => new Queue()), lockTtlMs: 200 });
     expect(failed).toEqual(['the lock expires: a holder that stalls past lockTtlMs (200 ms) loses it to the next']);
   }, 30_000);
+
+  /** A store in this process's memory (one per key) whose lock is a lease: taken for `leaseMs`, never extended. */
+  function leaseStore(leaseMs: number, options: { keepOnThrow?: boolean; dropResult?: boolean } = {}) {
+    return perKey(() => {
+      const store = new MemoryTokenStore();
+      let until = 0;
+      return Object.assign(store, {
+        async lock<T>(fn: () => Promise<T>): Promise<T> {
+          while (Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 5));
+          until = Date.now() + leaseMs;
+          const result = await fn().catch((error: unknown) => {
+            if (!options.keepOnThrow) until = 0;
+            throw error;
+          });
+          until = 0;
+          return (options.dropResult ? undefined : result) as T;
+        },
+      });
+    });
+  }
+
+  it('a lock() that drops what fn returns fails the lock-result check, and only that', async () => {
+    expect(await failing({ makeStore: leaseStore(60_000, { dropResult: true }) })).toEqual([
+      'lock() returns what fn returns, rethrows what fn throws, and is free again after fn threw',
+    ]);
+    expect(await failing({ makeStore: leaseStore(60_000) })).toEqual([]);
+  }, 30_000);
+
+  it('a lock not freed after fn threw fails the lock-result check within timeoutMs, instead of hanging it', async () => {
+    const failed = await failing({ makeStore: leaseStore(600_000, { keepOnThrow: true }), timeoutMs: 1_000 });
+    expect(failed).toEqual(['lock() returns what fn returns, rethrows what fn throws, and is free again after fn threw']);
+  }, 30_000);
+
+  it('a short lease never extended fails the extension check, without lockTtlMs given', async () => {
+    expect(await failing({ makeStore: leaseStore(300) })).toEqual(['the lock is extended: a live holder keeps it for 3 × lockTtlMs (3000 ms)']);
+  }, 30_000);
+
+  it('a store that folds the case of its keys fails the different-keys check, and only that', async () => {
+    const byKey = perKey(() => new MemoryTokenStore());
+    const failed = await failing({ makeStore: (key) => byKey(key.toLowerCase()) });
+    expect(failed).toEqual(['different keys are different tokens: keys that differ only in case, or in a lone surrogate (or these are refused)']);
+  });
+
+  it('a store that keeps only the fields it knows (losing the userId stamp) fails the every-field check, and only that', async () => {
+    class KnownFieldsOnly extends MemoryTokenStore {
+      override set(tokens: TokenSet, options?: TokenStoreSetOptions): Promise<boolean> {
+        const known = ['accessToken', 'refreshToken', 'expiresAt', 'scopes', 'tokenType'];
+        return super.set(Object.fromEntries(Object.entries(tokens).filter(([name]) => known.includes(name))) as TokenSet, options);
+      }
+    }
+    const failed = await failing({ makeStore: perKey(() => new KnownFieldsOnly()) });
+    expect(failed).toEqual(['set() then get() keeps every field: the userId stamp, and fields the store does not know']);
+  });
+
+  it('refuses a timeoutMs that is not a whole number of milliseconds', () => {
+    for (const timeoutMs of [0, 1.5, -1, '1000']) {
+      expect(() => tokenStoreConformance({ makeStore: () => new MemoryTokenStore(), timeoutMs: timeoutMs as number })).toThrow(/`timeoutMs` must be an integer from 1/);
+    }
+  });
+
+  it('a store whose get() never answers fails every check that reads, each within timeoutMs', async () => {
+    const makeStore = perKey((): TokenStore => Object.assign(new MemoryTokenStore(), { get: () => new Promise<undefined>(() => {}) }));
+    const checks = tokenStoreConformance({ makeStore, timeoutMs: 300 });
+    const outcomes = await Promise.all(checks.map((check) => check.run().then(() => 'passed', (error: Error) => error.message)));
+    const reads = outcomes.filter((outcome) => outcome.includes('did not finish within 300 ms (`timeoutMs`)'));
+    expect(reads.length).toBe(checks.filter((check) => !check.name.startsWith('the lock') && !check.name.startsWith('lock()')).length);
+    expect(outcomes.filter((outcome) => outcome !== 'passed' && !reads.includes(outcome))).toEqual([]);
+  });
 });

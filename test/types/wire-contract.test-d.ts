@@ -16,7 +16,34 @@ import type {
   PostStatusFilter,
   PostUpdateParams,
 } from '@postsched/sdk';
-import type { answers, inputs } from '../../src/resources/wire-contract.js';
+import type {
+  AccountSchema,
+  CreatePostParamsSchema,
+  MediaItemSchema,
+  PostAnalyticsSchema,
+  PostSchema,
+  UpdatePostParamsSchema,
+} from '@postsched/sdk';
+import type {
+  PostDeletedEvent,
+  PostDeletedEventSchema,
+  PostFailedEvent,
+  PostFailedEventSchema,
+  PostPublishedData,
+  PostPublishedDataSchema,
+  PostPublishedEvent,
+  PostPublishedEventSchema,
+  PostScheduledEvent,
+  PostScheduledEventSchema,
+  UnknownWebhookEvent,
+  UnknownWebhookEventSchema,
+  WebhookEvent,
+  WebhookEventSchema,
+  WebhookPostData,
+  WebhookPostDataSchema,
+} from '@postsched/sdk/webhooks';
+import type * as z from 'zod/mini';
+import type { inputs } from '../../src/resources/wire-contract.js';
 
 declare const client: PostSched;
 declare const post: Post;
@@ -71,20 +98,24 @@ expectTypeOf(client.posts.delete('post_1')).resolves.toEqualTypeOf<Post | undefi
 expectTypeOf(client.posts.list().pages()).toEqualTypeOf<AsyncGenerator<Page<Post>, void, undefined>>();
 expectTypeOf<PostStatusFilter>().toEqualTypeOf<'scheduled' | 'published' | 'failed' | 'deleted'>();
 
-// The interfaces say what the wire contract (src/resources/wire-contract.ts) says: given fields required,
-// assumed fields optional, nothing else named.
-type Named<T> = keyof { [K in keyof T as string extends K ? never : number extends K ? never : K]: T[K] };
-type RequiredOf<T> = { [K in Named<T>]-?: object extends Pick<T, K> ? never : K }[Named<T>];
-type OptionalOf<T> = Exclude<Named<T>, RequiredOf<T>>;
-
-expectTypeOf<RequiredOf<Post>>().toEqualTypeOf<keyof typeof answers.post.given>();
-expectTypeOf<OptionalOf<Post>>().toEqualTypeOf<keyof typeof answers.post.assumed>();
-expectTypeOf<RequiredOf<Account>>().toEqualTypeOf<keyof typeof answers.account.given>();
-expectTypeOf<OptionalOf<Account>>().toEqualTypeOf<keyof typeof answers.account.assumed>();
-expectTypeOf<RequiredOf<MediaItem>>().toEqualTypeOf<never>();
-expectTypeOf<OptionalOf<MediaItem>>().toEqualTypeOf<keyof typeof answers.mediaItem.assumed>();
-expectTypeOf<RequiredOf<PostAnalytics>>().toEqualTypeOf<never>();
-expectTypeOf<OptionalOf<PostAnalytics>>().toEqualTypeOf<keyof typeof answers.postAnalytics.assumed>();
+// The interfaces are the schemas' types (src/resources/wire-contract.ts, posts.ts): given fields required, assumed
+// fields optional, unknown ones passed through.
+expectTypeOf<z.output<typeof PostSchema>>().toEqualTypeOf<Post>();
+expectTypeOf<z.output<typeof AccountSchema>>().toEqualTypeOf<Account>();
+expectTypeOf<z.output<typeof MediaItemSchema>>().toEqualTypeOf<MediaItem>();
+expectTypeOf<z.output<typeof PostAnalyticsSchema>>().toEqualTypeOf<PostAnalytics>();
+expectTypeOf<z.output<typeof CreatePostParamsSchema>>().toEqualTypeOf<PostCreateParams>();
+expectTypeOf<z.output<typeof UpdatePostParamsSchema>>().toEqualTypeOf<PostUpdateParams>();
 type PostBodyField = (typeof inputs.postBody.given)[number] | (typeof inputs.postBody.assumed)[number];
 expectTypeOf<keyof PostCreateParams>().toEqualTypeOf<PostBodyField>();
 expectTypeOf<keyof PostUpdateParams>().toEqualTypeOf<PostBodyField>();
+
+// The webhook events are their schemas' types (src/webhooks/event.ts).
+expectTypeOf<z.output<typeof WebhookPostDataSchema>>().toEqualTypeOf<WebhookPostData>();
+expectTypeOf<z.output<typeof PostPublishedDataSchema>>().toEqualTypeOf<PostPublishedData>();
+expectTypeOf<z.output<typeof PostScheduledEventSchema>>().toEqualTypeOf<PostScheduledEvent>();
+expectTypeOf<z.output<typeof PostPublishedEventSchema>>().toEqualTypeOf<PostPublishedEvent>();
+expectTypeOf<z.output<typeof PostFailedEventSchema>>().toEqualTypeOf<PostFailedEvent>();
+expectTypeOf<z.output<typeof PostDeletedEventSchema>>().toEqualTypeOf<PostDeletedEvent>();
+expectTypeOf<z.output<typeof UnknownWebhookEventSchema>>().toEqualTypeOf<UnknownWebhookEvent>();
+expectTypeOf<z.output<typeof WebhookEventSchema>>().toEqualTypeOf<WebhookEvent>();

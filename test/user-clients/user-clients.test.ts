@@ -392,8 +392,11 @@ describe('UserClients: onReauthorizationRequired', () => {
     expect(results.every((r) => r.status === 'rejected' && r.reason instanceof ReauthorizationRequiredError)).toBe(true);
     await users.client('alice').accounts.list().toArray().catch(() => {});
     expect(calls).toEqual([['alice', 'invalid_grant']]);
-    await users.client('nobody').accounts.list().toArray().catch(() => {});
-    expect(calls).toEqual([['alice', 'invalid_grant'], ['nobody', 'no_tokens']]);
+    // A user who never connected gets no_tokens from the call, never the callback (an app e-mailing on it would
+    // e-mail strangers).
+    const nobody = await users.client('nobody').accounts.list().toArray().catch((e: unknown) => e);
+    expect(nobody).toMatchObject({ reason: 'no_tokens' });
+    expect(calls).toEqual([['alice', 'invalid_grant']]);
   });
 
   it('is called again after the user connects again, and after it failed', async () => {
@@ -410,6 +413,8 @@ describe('UserClients: onReauthorizationRequired', () => {
       },
     });
     const fail = () => users.client('alice').accounts.list().toArray().catch((e: unknown) => e);
+    // A grant that existed and died: a refresh token the service does not know.
+    await users.connect('alice', { ...rig.tokensFor('alice'), refreshToken: 'rt_revoked' });
     expect(await fail()).toBeInstanceOf(ReauthorizationRequiredError);
     await flushIO();
     expect(await fail()).toBeInstanceOf(ReauthorizationRequiredError); // the callback failed: called again
@@ -464,6 +469,13 @@ describe('UserClients: what it refuses', () => {
       await expect(users.forget(userId as string)).rejects.toThrow(ValidationError);
     }
     await expect(users.connect('alice', { accessToken: 'x' } as TokenSet)).rejects.toThrow(ValidationError);
+  });
+
+  it('tokens given as a Promise (the `await` before exchangeCode() forgotten), saying to await it', async () => {
+    const users = new UserClients(valid);
+    const pending = Promise.resolve(rig.tokensFor('alice'));
+    await expect(users.connect('alice', pending as unknown as TokenSet)).rejects.toThrow(ValidationError);
+    await expect(users.connect('alice', pending as unknown as TokenSet)).rejects.toThrow('`tokens` got a Promise: await exchangeCode() first');
   });
 
   it('a store factory that returns no store', () => {

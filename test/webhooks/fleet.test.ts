@@ -1,14 +1,18 @@
 /**
- * Webhooks for a fleet, end to end: 4 receiver processes (`webhooks.node` on node:http, RedisWebhookDedupe on a
- * real redis-server, two on ioredis and two on node-redis), the sender picking them in turn; and the Fetch adapter
+ * Webhooks for a fleet, end to end, on each shared store: 4 receiver processes (`webhooks.node` on node:http), with
+ * RedisWebhookDedupe on a real redis-server (two on ioredis, two on node-redis), then with PostgresWebhookDedupe on
+ * a real PostgreSQL server, the sender picking them in turn; and the Fetch adapter
  * in one process with the in-memory store. The same 1,000 signed events are each delivered 3 times in shuffled
  * order, 50 at a time, 10% of the handlers fail on their first run, and the sender re-delivers on any answer but
  * 2xx. Counted: each event's handler succeeded exactly once, no event lost, no delivery unanswered.
  */
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createWebhookDedupeTable } from '@postsched/sdk/postgres';
 import { createWebhookHandler } from '@postsched/sdk/webhooks';
+import { startPostgresServer } from '../postgres/postgres-server.js';
 import { startWorkerFile, type Worker } from '../redis/multi-process/fleet.js';
-import { type RedisServer, startRedisServer } from '../redis/redis-server.js';
+import { startRedisServer } from '../redis/redis-server.js';
 import type { ReceiverConfig, ReceiverMessage } from './fleet/receiver.js';
 import { deliverAll, postIdOf, publishedEvents } from './fleet/sender.js';
 
@@ -38,11 +42,58 @@ async function post(url: string, body: string, signature: string): Promise<numbe
   return response.status;
 }
 
-describe('a fleet of 4 receiver processes sharing RedisWebhookDedupe', () => {
-  let server: RedisServer;
+/** A store's server for the fleet: its receivers' clients, and what a fault mid-run does to it. */
+interface StoreKind {
+  name: string;
+  clients: ReceiverConfig['client'][];
+  start(): Promise<{ url: string; stop(): Promise<void> }>;
+  /** Makes what a receiver set needs (the PostgreSQL tables) before it starts. */
+  prepare(url: string, prefix: string): Promise<void>;
+  /** The fault of the "mid-run" test: Redis loses its data (FLUSHALL), PostgreSQL restarts. */
+  fault: { name: string; run(server: { url: string; restart?: (mode: 'fast') => Promise<void> }): Promise<void> };
+}
+
+const STORES: StoreKind[] = [
+  {
+    name: 'RedisWebhookDedupe',
+    clients: ['ioredis', 'node-redis'],
+    start: startRedisServer,
+    prepare: async () => {},
+    fault: {
+      name: 'Redis loses its data (FLUSHALL)',
+      run: async ({ url }) => {
+        const { Redis } = await import('ioredis');
+        const admin = new Redis(url);
+        try {
+          await admin.call('FLUSHALL');
+        } finally {
+          admin.disconnect();
+        }
+      },
+    },
+  },
+  {
+    name: 'PostgresWebhookDedupe',
+    clients: ['pg'],
+    start: startPostgresServer,
+    prepare: async (url, table) => {
+      const pool = new pg.Pool({ connectionString: url, max: 1 });
+      try {
+        await createWebhookDedupeTable(pool, { table });
+        await pool.query(`CREATE TABLE "${table}_runs" (id text PRIMARY KEY, n integer NOT NULL)`);
+      } finally {
+        await pool.end();
+      }
+    },
+    fault: { name: 'PostgreSQL restarts (pg_ctl restart -m fast)', run: (server) => server.restart!('fast') },
+  },
+];
+
+describe.each(STORES)('a fleet of 4 receiver processes sharing $name', (store) => {
+  let server: { url: string; stop(): Promise<void>; restart?: (mode: 'fast') => Promise<void> };
   const workers: Worker<ReceiverMessage, { type: 'exit' }>[] = [];
   beforeAll(async () => {
-    server = await startRedisServer();
+    server = await store.start();
   });
   afterEach(async () => {
     await Promise.all(workers.splice(0).map((worker) => worker.stop()));
@@ -52,10 +103,12 @@ describe('a fleet of 4 receiver processes sharing RedisWebhookDedupe', () => {
   });
 
   async function start(count: number, config: Partial<ReceiverConfig> & { prefix: string }): Promise<{ urls: string[]; fleet: Worker<ReceiverMessage, { type: 'exit' }>[] }> {
+    if (!prepared.has(config.prefix)) await store.prepare(server.url, config.prefix);
+    prepared.add(config.prefix);
     const fleet = Array.from({ length: count }, (_, i) =>
       startWorkerFile<ReceiverMessage, { type: 'exit' }>(RECEIVER, {
-        client: i % 2 === 0 ? 'ioredis' : 'node-redis',
-        redisUrl: server.url,
+        client: store.clients[i % store.clients.length]!,
+        url: server.url,
         secret: SECRET,
         ...config,
       } satisfies ReceiverConfig),
@@ -64,9 +117,12 @@ describe('a fleet of 4 receiver processes sharing RedisWebhookDedupe', () => {
     const ready = await Promise.all(fleet.map((worker) => worker.next('ready')));
     return { urls: ready.map(({ port }) => `http://127.0.0.1:${port}/webhooks`), fleet };
   }
+  const prepared = new Set<string>();
+  /** A key prefix, or a PostgreSQL table name: letters, digits and underscores. */
+  const prefixOf = (name: string) => `${name}_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
 
   it('handles each of 1,000 events exactly once: 3 shuffled copies, 50 at a time, 10% failing first', { timeout: 180_000 }, async () => {
-    const { urls, fleet } = await start(4, { prefix: `fleet:${crypto.randomUUID()}`, failFirstRunDigit: '7' });
+    const { urls, fleet } = await start(4, { prefix: prefixOf('fleet'), failFirstRunDigit: '7' });
     const { counts, listen } = successCounter();
     fleet.forEach(listen);
     let turn = 0;
@@ -86,52 +142,56 @@ describe('a fleet of 4 receiver processes sharing RedisWebhookDedupe', () => {
     expect(Object.keys(stats.statuses).sort()).toEqual(['204', '500', '503']);
   });
 
-  it('loses no event and leaves no delivery unanswered when Redis loses its data (FLUSHALL) mid-run', { timeout: 180_000 }, async () => {
-    const prefix = `flush:${crypto.randomUUID()}`;
-    const { urls, fleet } = await start(4, { prefix, failFirstRunDigit: '7' });
+  it(`loses no event and leaves no delivery unanswered when ${store.fault.name} mid-run`, { timeout: 180_000 }, async () => {
+    const prefix = prefixOf('fault');
+    // A claim that landed just before the fault, its answer lost, blocks its event for inFlightTtlMs: short here.
+    const bounds = { handlerTimeoutMs: 1_000, dedupeTimeoutMs: 1_000, inFlightTtlMs: 4_000 };
+    const { urls, fleet } = await start(4, { prefix, failFirstRunDigit: '7', bounds });
     const { counts, listen } = successCounter();
     fleet.forEach(listen);
     const pending = new Map<string, number>();
-    let flushed = false;
-    /** What the sender could know at the flush: events already handled, and events with a delivery in flight. */
-    const knownAtFlush = new Set<string>();
-    const admin = await import('ioredis').then(({ Redis }) => new Redis(server.url));
+    let faulted = false;
+    let faulting = false;
+    /** What the sender could know at the fault: events already handled, and events with a delivery in flight or sent while it lasts. */
+    const knownAtFault = new Set<string>();
     let turn = 0;
     let answers = 0;
-    try {
-      const stats = await deliverAll(EVENTS, {
-        secret: SECRET,
-        copies: 3,
-        concurrency: 50,
-        seed: 7,
-        onAttempt: (body, phase) => pending.set(body, (pending.get(body) ?? 0) + (phase === 'sent' ? 1 : -1)),
-        post: async (body, signature) => {
-          const status = await post(urls[turn++ % urls.length]!, body, signature);
-          if (++answers === 1_500 && !flushed) {
-            for (const [id, n] of counts) if (n > 0) knownAtFlush.add(id);
-            for (const [pendingBody, n] of pending) if (n > 0) knownAtFlush.add(postIdOf(pendingBody));
-            await admin.call('FLUSHALL');
-            flushed = true;
-          }
-          return status;
-        },
-      });
-      expect(flushed).toBe(true);
-      expect(stats.lost).toBe(0);
-      expect(stats.unanswered).toBe(0);
-      const missing = EVENTS.map(postIdOf).filter((id) => (counts.get(id) ?? 0) === 0);
-      expect(missing).toEqual([]);
-      // Only an event the store forgot (handled or in flight when its data went) may run twice.
-      const twice = [...counts].filter(([, n]) => n > 1).map(([id]) => id);
-      expect(twice.filter((id) => !knownAtFlush.has(id))).toEqual([]);
-    } finally {
-      admin.disconnect();
-    }
+    const stats = await deliverAll(EVENTS, {
+      secret: SECRET,
+      copies: 3,
+      concurrency: 50,
+      seed: 7,
+      maxAttempts: 2_000,
+      onAttempt: (body, phase) => {
+        pending.set(body, (pending.get(body) ?? 0) + (phase === 'sent' ? 1 : -1));
+        if (faulting) knownAtFault.add(postIdOf(body)); // sent while the fault goes on
+      },
+      post: async (body, signature) => {
+        const status = await post(urls[turn++ % urls.length]!, body, signature);
+        if (++answers === 1_500 && !faulted) {
+          faulting = true;
+          for (const [id, n] of counts) if (n > 0) knownAtFault.add(id);
+          for (const [pendingBody, n] of pending) if (n > 0) knownAtFault.add(postIdOf(pendingBody));
+          await store.fault.run(server);
+          faulting = false;
+          faulted = true;
+        }
+        return status;
+      },
+    });
+    expect(faulted).toBe(true);
+    expect(stats.lost).toBe(0);
+    expect(stats.unanswered).toBe(0);
+    const missing = EVENTS.map(postIdOf).filter((id) => (counts.get(id) ?? 0) === 0);
+    expect(missing).toEqual([]);
+    // Only an event the store forgot, or whose done mark the fault cut off (handled or in flight then), may run twice.
+    const twice = [...counts].filter(([, n]) => n > 1).map(([id]) => id);
+    expect(twice.filter((id) => !knownAtFault.has(id))).toEqual([]);
   });
 
   it('runs the event on another receiver once the claim of a receiver killed mid-handler expires', { timeout: 120_000 }, async () => {
     const bounds = { handlerTimeoutMs: 1_000, dedupeTimeoutMs: 400, inFlightTtlMs: 3_000 };
-    const prefix = `kill:${crypto.randomUUID()}`;
+    const prefix = prefixOf('kill');
     const body = EVENTS[42]!;
     const {
       urls: [victimUrl],

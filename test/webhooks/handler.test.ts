@@ -3,6 +3,7 @@
  * duplicate, failing and forged deliveries, dedupe stores, onError. The node:http adapter: handler-node.test.ts.
  */
 import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
+import { ValidationError } from '../../src/core/errors.js';
 import { NOW, SECRET, T, backends, header, publishedBody } from './backends.js';
 import type { UnknownWebhookEvent, WebhookEvent } from '../../src/webhooks/index.js';
 
@@ -193,6 +194,7 @@ describe.each(backends)('createWebhookHandler().fetch ($name)', ({ api }) => {
 
     it('logs 500s with console.error when no onError is given, and keeps the secret out', async () => {
       const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+      vi.spyOn(console, 'warn').mockImplementation(() => {}); // the 400: see the next test
       const webhooks = createWebhookHandler({
         secret: SECRET,
         now: NOW,
@@ -206,6 +208,34 @@ describe.each(backends)('createWebhookHandler().fetch ($name)', ({ api }) => {
       expect((await webhooks.fetch(delivery(publishedBody, { secret: 'whsec_forged' }))).status).toBe(400);
       expect(log).toHaveBeenCalledOnce(); // the 500, not the forged delivery
       expect(JSON.stringify(log.mock.calls.map(String))).not.toContain(SECRET);
+    });
+
+    it('without onError, warns of refused deliveries (400) once per reason per minute, through `logger` or console.warn, without the secret or the body', async () => {
+      let now = NOW;
+      vi.spyOn(Date, 'now').mockImplementation(() => now);
+      const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+      const logged: string[] = [];
+      const forged = () => delivery(publishedBody, { secret: 'whsec_forged' });
+      for (const logger of [undefined, { warn: (line: string) => void logged.push(line) }]) {
+        const webhooks = createWebhookHandler({ secret: SECRET, now: NOW, on: {}, ...(logger && { logger }) });
+        for (let i = 0; i < 5; i++) expect((await webhooks.fetch(forged())).status).toBe(400);
+        expect((await webhooks.fetch(new Request(URL_, { method: 'POST', body: publishedBody }))).status).toBe(400); // missing_signature
+        now += 59_000;
+        expect((await webhooks.fetch(forged())).status).toBe(400);
+        now += 2_000; // a minute after the first warning
+        expect((await webhooks.fetch(forged())).status).toBe(400);
+        now = NOW;
+      }
+      const lines = [warn.mock.calls.map(([line]) => String(line)), logged];
+      for (const got of lines) {
+        expect(got).toHaveLength(3);
+        expect(got[0]).toMatch(/^postsched webhook refused a delivery \(400 no_matching_signature\): Signature does not match the secret: .*\. No more no_matching_signature logged for a minute\.$/);
+        expect(got[1]).toMatch(/\(400 missing_signature\)/);
+        expect(got[2]).toMatch(/\(400 no_matching_signature\)/);
+        expect(got.join('\n')).not.toContain(SECRET);
+        expect(got.join('\n')).not.toContain('post_1'); // nothing of the body
+      }
+      expect(() => createWebhookHandler({ secret: SECRET, on: {}, logger: {} as never })).toThrow(/^`logger` must have a `warn\(message\)` method/);
     });
 
     it('answers the same when onError itself throws', async () => {
@@ -282,13 +312,21 @@ describe.each(backends)('createWebhookHandler().fetch ($name)', ({ api }) => {
   });
 
   describe('configuration mistakes answer 500 (the service retries once fixed)', () => {
-    it('a missing secret', async () => {
-      const onError = vi.fn();
-      const webhooks = make({ secret: process.env.POSTSCHED_UNSET_SECRET as string, onError });
-      const response = await webhooks.fetch(delivery());
-      expect(response.status).toBe(500);
-      expect(onError.mock.calls[0]![0]).toMatchObject({ reason: 'invalid_secret' });
-      expect(onError.mock.calls[0]![1]).toEqual({ status: 500 });
+    it('a missing, blank or padded secret throws a ValidationError when the handler is made, naming the likely cause', () => {
+      for (const secret of [process.env.POSTSCHED_UNSET_SECRET as string, '', '  ', [], `${SECRET}\n`, 42 as never]) {
+        expect(() => make({ secret }), JSON.stringify(secret)).toThrow(ValidationError);
+        expect(() => make({ secret }), JSON.stringify(secret)).toThrow(/^`secret` is refused by createWebhookHandler\(\): Secret is (empty|not a string|padded)/);
+      }
+      expect(() => make({ secret: undefined as never })).toThrow(/POSTSCHED_WEBHOOK_SECRET/);
+      const padded = (() => {
+        try {
+          make({ secret: ` ${SECRET}` });
+        } catch (error) {
+          return String(error);
+        }
+      })();
+      expect(padded).toMatch(/padded/);
+      expect(padded).not.toContain(SECRET); // the message never quotes it
     });
 
     it('a body already read by something before the handler', async () => {

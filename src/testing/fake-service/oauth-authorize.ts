@@ -31,9 +31,12 @@ export function authorize(ctx: Context, url: URL): Response {
   const redirectUri = q.get('redirect_uri');
   // RFC 6749 §3.1.2.3 / OAuth security BCP: exact string match against the registered URIs.
   if (dup === 'redirect_uri' || redirectUri === null || !app.redirectUris.includes(redirectUri)) {
+    // Names the URI sent and the ones registered: the usual cause is a port, host or trailing slash of difference.
+    const sent = dup === 'redirect_uri' ? 'is repeated' : redirectUri === null ? 'is missing' : `${JSON.stringify(redirectUri.slice(0, 200))} is not exactly one of them`;
     return noRedirect(
       'invalid_request',
-      'redirect_uri is missing, repeated or not exactly one of the URIs registered for this client.',
+      `The URIs registered for this client are ${app.redirectUris.join(', ')}, and redirect_uri ${sent}. ` +
+        'Send one of them, or register yours (`postsched mock --redirect-uri <url>`, or the fake\'s `apps[].redirectUris`).',
     );
   }
 

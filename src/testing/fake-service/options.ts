@@ -70,7 +70,10 @@ export interface FakeServiceOptions {
   webhooks?: WebhookDeliveryOptions;
   /** Upload handling: bytes kept per upload, chunk observer. */
   media?: MediaOptions;
-  /** Access-token lifetime (default 3600 s, spec 5.3). */
+  /**
+   * Access-token lifetime in seconds (default 3600, spec 5.3). A short one (60) makes an app refresh within a minute,
+   * to watch it happen (`postsched mock --token-ttl 60s`).
+   */
   accessTokenTtlSeconds?: number;
   /** Authorization-code lifetime (default 60 s). */
   codeTtlSeconds?: number;

@@ -9,7 +9,7 @@
  *   unknown fields and nested objects are added; key order is shuffled. The page envelope keeps `data` and a
  *   string `next_cursor`, so lists still walk.
  */
-import { answers } from '../../resources/wire-contract.js';
+import { answers, fieldsOf } from '../../resources/wire-contract.js';
 
 /** The answer profiles of the fake: see `FakeServiceOptions.profile`. */
 export type WireProfile = 'full' | 'minimal' | 'noisy';
@@ -47,7 +47,7 @@ function isObject(value: Json): value is JsonObject {
 
 function minimalItem(body: Json, { kind }: AnswerShape): Json {
   if (!isObject(body)) return body;
-  const keep = [...Object.keys(answers[kind].given), ...(FLOW_FIELDS[kind] ?? [])];
+  const keep = [...Object.keys(fieldsOf(answers[kind]).given), ...(FLOW_FIELDS[kind] ?? [])];
   return Object.fromEntries(keep.filter((key) => key in body).map((key) => [key, body[key]]));
 }
 
@@ -79,7 +79,7 @@ class Noise {
 
   item(body: Json, { kind }: AnswerShape): Json {
     if (!isObject(body)) return body;
-    const assumed = answers[kind].assumed as Record<string, string>;
+    const { assumed } = fieldsOf(answers[kind]);
     const out: JsonObject = {};
     for (const [key, value] of Object.entries(body)) {
       if (!(key in assumed)) out[key] = value; // given, or a field the client sent: as is

@@ -12,6 +12,7 @@ import pg from 'pg';
 import { createFakeService, type FakeService } from '@postsched/sdk/testing';
 import { startWorkerFile, type Worker } from '../multi-process/fleet.js';
 import type { FleetWorkerCommand, FleetWorkerConfig, FleetWorkerMessage, PostgresTarget, RedisTarget, RoundResult } from './fleet-worker.js';
+import { TEST_KEY } from '../../support/token-key.js';
 
 const WORKER = fileURLToPath(new URL('./fleet-worker.ts', import.meta.url));
 const APP = { clientId: 'app_fleet', clientSecret: 'secret_fleet_1234', redirectUris: ['http://127.0.0.1/callback'] };
@@ -78,11 +79,11 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     const p = (pool = new pg.Pool({ connectionString: own.url }));
     p.on('error', () => {}); // a connection ended while a test restarts the server
     await createTokenTable(p);
-    store = (key) => new PostgresTokenStore({ pool: p, key });
+    store = (key) => new PostgresTokenStore({ encryptionKey: TEST_KEY, pool: p, key });
   } else {
     const r = (redis = 'nodes' in own ? new Cluster(own.nodes) : new Redis(own.url));
     r.on('error', () => {}); // reconnect noise while a test restarts the server
-    store = (key) => new RedisTokenStore({ redis: r, key });
+    store = (key) => new RedisTokenStore({ encryptionKey: TEST_KEY, redis: r, key });
   }
   for (const key of keys) await store(key).set({ ...fake.issueTokenSet({ clientId: APP.clientId }), expiresAt: Date.now() - 1_000 });
 

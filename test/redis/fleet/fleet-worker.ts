@@ -16,6 +16,7 @@ import { OAuthClient, ReauthorizationRequiredError, TokenManager, type TokenSet,
 import { PostgresTokenStore } from '@postsched/sdk/postgres';
 import { type RedisClientLike, RedisTokenStore } from '@postsched/sdk/redis';
 import pg from 'pg';
+import { TEST_KEY } from '../../support/token-key.js';
 
 export type RedisTarget =
   | { kind: 'ioredis' | 'node-redis'; url: string }
@@ -148,8 +149,8 @@ const refresher = {
 function storeFor(key: string): TokenStore {
   const store =
     redis instanceof pg.Pool
-      ? new PostgresTokenStore({ pool: redis, key, lockTtlMs: config.lockTtlMs, lockWaitMs: 30_000, statementTimeoutMs: config.commandTimeoutMs })
-      : new RedisTokenStore({ redis, key, lockTtlMs: config.lockTtlMs, lockWaitMs: 30_000, commandTimeoutMs: config.commandTimeoutMs });
+      ? new PostgresTokenStore({ encryptionKey: TEST_KEY, pool: redis, key, lockTtlMs: config.lockTtlMs, lockWaitMs: 30_000, statementTimeoutMs: config.commandTimeoutMs })
+      : new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key, lockTtlMs: config.lockTtlMs, lockWaitMs: 30_000, commandTimeoutMs: config.commandTimeoutMs });
   return {
     get: () => store.get(),
     lock: (fn, options) => {

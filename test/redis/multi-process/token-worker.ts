@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { OAuthClient, type TokenSet, type TokenStore, TokenManager } from '@postsched/sdk';
 import { type RedisClientLike, RedisTokenStore } from '@postsched/sdk/redis';
+import { TEST_KEY } from '../../support/token-key.js';
 
 export interface WorkerConfig {
   client: 'ioredis' | 'node-redis';
@@ -75,7 +76,7 @@ function hooked(store: RedisTokenStore): TokenStore {
 }
 
 const { redis, close } = await connect();
-const store = new RedisTokenStore({ redis, key: config.key, lockTtlMs: config.lockTtlMs, lockWaitMs: 60_000 });
+const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key: config.key, lockTtlMs: config.lockTtlMs, lockWaitMs: 60_000 });
 const oauth = new OAuthClient({
   baseUrl: config.baseUrl,
   clientId: config.clientId,

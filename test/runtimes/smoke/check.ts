@@ -17,7 +17,7 @@ export async function flow(fake: FakeService = createFakeService()): Promise<Pos
   const tokens: TokenSet = await oauth.exchangeCode('http://127.0.0.1/cb?code=c&state=s', pending);
   const manager = new TokenManager({ oauth, store: new MemoryTokenStore(tokens) });
   const redis: IORedisClientLike = { call: async () => null };
-  const shared = new TokenManager({ oauth, store: new RedisTokenStore({ redis, key: 'postsched:tokens:user_1' }) });
+  const shared = new TokenManager({ oauth, store: new RedisTokenStore({ redis, key: 'postsched:tokens:user_1', encryptionKey: new Uint8Array(32).fill(7) }) });
   void shared;
   const client = new PostSched({ baseUrl, auth: manager });
   const post = await client.posts.create({ account_ids: ['acc_1'], publish_at: new Date() });

@@ -1,22 +1,27 @@
 /**
  * One webhook receiver of a fleet, forked by fleet.test.ts through tsx: `createWebhookHandler(...).node` on
- * node:http (127.0.0.1, a free port) with a RedisWebhookDedupe shared by every receiver. Config: env WORKER_CONFIG
+ * node:http (127.0.0.1, a free port) with a RedisWebhookDedupe (ioredis or node-redis) or a PostgresWebhookDedupe
+ * (node-postgres) shared by every receiver. Config: env WORKER_CONFIG
  * (`ReceiverConfig`). It sends `ready` with its port, `succeeded` each time a handler finished, `holding` when the
  * handler of `hangOn` started (it then never finishes: the test kills the process there).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { createClient } from 'redis';
-import { RedisWebhookDedupe, type RedisClientLike } from '@postsched/sdk/redis';
-import { createWebhookHandler, type WebhookHandlerOptions } from '@postsched/sdk/webhooks';
+import { PostgresWebhookDedupe } from '@postsched/sdk/postgres';
+import { RedisWebhookDedupe } from '@postsched/sdk/redis';
+import { createWebhookHandler, type WebhookDedupeStore, type WebhookHandlerOptions } from '@postsched/sdk/webhooks';
 
 export interface ReceiverConfig {
-  client: 'ioredis' | 'node-redis';
-  redisUrl: string;
+  client: 'ioredis' | 'node-redis' | 'pg';
+  /** The Redis or PostgreSQL server's URL. */
+  url: string;
+  /** The Redis key prefix, or the PostgreSQL table (made by the test). */
   prefix: string;
   secret: string;
-  /** Events whose post id ends with this digit fail on their first run anywhere in the fleet (counted in Redis). */
+  /** Events whose post id ends with this digit fail on their first run anywhere in the fleet (counted in the store's server). */
   failFirstRunDigit?: string;
   /** The post id whose handler never finishes here. */
   hangOn?: string;
@@ -31,21 +36,32 @@ export type ReceiverMessage =
 const config = JSON.parse(process.env['WORKER_CONFIG'] ?? '{}') as ReceiverConfig;
 const send = (message: ReceiverMessage) => process.send?.(message);
 
-async function connect(): Promise<{ redis: RedisClientLike; call: (...args: string[]) => Promise<unknown>; close: () => void }> {
-  if (config.client === 'ioredis') {
-    const redis = new Redis(config.redisUrl);
-    return { redis, call: (command, ...args) => redis.call(command!, ...args), close: () => redis.disconnect() };
+/** The store, a shared counter of each post's runs (the app's own work), and how to close the connection. */
+async function connect(): Promise<{ dedupe: WebhookDedupeStore; runs: (id: string) => Promise<number>; close: () => void }> {
+  const { prefix } = config;
+  if (config.client === 'pg') {
+    const pool = new pg.Pool({ connectionString: config.url });
+    pool.on('error', () => {});
+    const runs = async (id: string) =>
+      Number((await pool.query(`INSERT INTO "${prefix}_runs" (id, n) VALUES ($1, 1) ON CONFLICT (id) DO UPDATE SET n = "${prefix}_runs".n + 1 RETURNING n`, [id])).rows[0].n);
+    return { dedupe: new PostgresWebhookDedupe({ pool, table: prefix }), runs, close: () => void pool.end() };
   }
-  const redis = createClient({ url: config.redisUrl });
+  if (config.client === 'ioredis') {
+    const redis = new Redis(config.url);
+    const runs = async (id: string) => Number(await redis.call('INCR', `${prefix}:test-runs:${id}`));
+    return { dedupe: new RedisWebhookDedupe({ redis, prefix }), runs, close: () => redis.disconnect() };
+  }
+  const redis = createClient({ url: config.url });
   redis.on('error', () => {});
   await redis.connect();
-  return { redis, call: (...args) => redis.sendCommand(args), close: () => redis.destroy() };
+  const runs = async (id: string) => Number(await redis.sendCommand(['INCR', `${prefix}:test-runs:${id}`]));
+  return { dedupe: new RedisWebhookDedupe({ redis, prefix }), runs, close: () => void redis.destroy() };
 }
 
-const { redis, call, close } = await connect();
+const { dedupe, runs, close } = await connect();
 const webhooks = createWebhookHandler({
   secret: config.secret,
-  dedupe: new RedisWebhookDedupe({ redis, prefix: config.prefix }),
+  dedupe,
   ...config.bounds,
   onError: () => {},
   on: {
@@ -56,7 +72,7 @@ const webhooks = createWebhookHandler({
         return new Promise<never>(() => {});
       }
       // The app's own work: a shared counter, and a pause so that duplicates meet runs in flight.
-      const run = await call('INCR', `${config.prefix}:test-runs:${id}`);
+      const run = await runs(id);
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 10));
       if (run === 1 && config.failFirstRunDigit !== undefined && id.endsWith(config.failFirstRunDigit)) {
         await new Promise((resolve) => setTimeout(resolve, 30)); // a downstream call that times out

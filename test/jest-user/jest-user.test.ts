@@ -1,0 +1,51 @@
+/**
+ * A jest user's project, beside the vitest one (test/http/first-call-fake-timers.test.ts): jest in its default CJS
+ * mode, msw 2.11.2, and the SDK as `npm pack` packs it, built by tsup.config.ts (without declarations), unpacked into
+ * the project's node_modules. The project (project/: package.json `"type": "commonjs"`, jest.config.js, first-call.test.js)
+ * runs in a copy under .tmp/; jest and msw come from the repository's node_modules (devDependencies: `jest`, and
+ * `msw-2.11.2`, msw pinned under an alias), so nothing is fetched at test time. Its test makes a call, a retry and a
+ * refresh under jest's fake timers: an ESM-only library `require`d by the build, or a load of anything on the first
+ * call that a fake clock does not drive, fails it.
+ */
+import { execFile as execFileCb } from 'node:child_process';
+import { cpSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { build as tsup } from 'tsup';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { tsupConfigs } from '../../scripts/bundle-size.mjs';
+
+const execFile = promisify(execFileCb);
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const work = join(root, '.tmp', `jest-user-${process.pid}`);
+const project = join(work, 'project');
+
+beforeAll(async () => {
+  rmSync(work, { recursive: true, force: true });
+  const pkg = join(work, 'package');
+  mkdirSync(pkg, { recursive: true });
+  // The package's builds (not the `postsched` executable), into pkg/dist, from the repository's root as tsup runs.
+  for (const config of await tsupConfigs(work)) {
+    if (config.platform === 'node') continue;
+    await tsup({ ...config, config: false, dts: false, clean: false, silent: true, outDir: join(pkg, 'dist') });
+  }
+  cpSync(join(root, 'package.json'), join(pkg, 'package.json'));
+  const { stdout } = await execFile('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: pkg });
+  const tarball = join(work, (JSON.parse(stdout) as { filename: string }[])[0]!.filename);
+  cpSync(join(root, 'test/jest-user/project'), project, { recursive: true });
+  const installed = join(project, 'node_modules/@postsched/sdk');
+  mkdirSync(installed, { recursive: true });
+  await execFile('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
+}, 240_000);
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+it('passes a CJS jest project with msw 2.11.2: a call, a retry and a refresh under fake timers', async () => {
+  const jest = join(root, 'node_modules/jest/bin/jest.js');
+  const result = await execFile(process.execPath, [jest, '--ci', '--json'], { cwd: project, timeout: 120_000 }).catch(
+    (error: { stdout?: string; stderr?: string }) => error,
+  );
+  const report = JSON.parse(result.stdout ?? '{}') as { numPassedTests?: number; numFailedTests?: number; numTotalTests?: number };
+  expect({ passed: report.numPassedTests, failed: report.numFailedTests }, result.stderr).toEqual({ passed: 3, failed: 0 });
+}, 180_000);
