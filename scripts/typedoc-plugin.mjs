@@ -43,7 +43,7 @@ const GROUPS = {
   },
   '@postsched/sdk/testing': {
     Testing: ['createFakeService', 'FakeService', 'FakeServiceOptions', 'tokenStoreConformance', 'TokenStoreConformanceOptions', 'TokenStoreConformanceCheck', 'signedWebhookDelivery', 'webhookFixtures', 'webhookFixture', 'signWebhook', 'ListeningFakeService', 'FakeClock', 'FakeFaults', 'FakeStats'],
-    Types: ['IssuedTokens', 'ClockOptions', 'FaultTarget', 'MswHttpLike', 'MediaOptions', 'AppInput', 'AccountInput', 'WebhookEndpointInput', 'ConsentMode', 'WireProfile', 'RegisteredApp', 'FakePost', 'FakeAccount', 'FakeMediaItem', 'FakePostAnalytics', 'StoredMedia', 'WebhookEndpoint', 'WebhookEventType', 'WebhookDelivery', 'WebhookDeliveryOptions', 'SignedWebhookDelivery', 'WebhookFixtureOverrides', 'WebhookFixtures', 'SignWebhookOptions'],
+    Types: ['IssuedTokens', 'ClockOptions', 'FaultTarget', 'AfterCommit', 'RefreshPolicy', 'FakeGrant', 'MswHttpLike', 'MediaOptions', 'AppInput', 'AccountInput', 'WebhookEndpointInput', 'ConsentMode', 'WireProfile', 'RegisteredApp', 'FakePost', 'FakeAccount', 'FakeMediaItem', 'FakePostAnalytics', 'StoredMedia', 'WebhookEndpoint', 'WebhookEventType', 'WebhookDelivery', 'WebhookDeliveryOptions', 'SignedWebhookDelivery', 'WebhookFixtureOverrides', 'WebhookFixtures', 'SignWebhookOptions'],
   },
   '@postsched/sdk/redis': {
     Stores: ['RedisTokenStore', 'RedisTokenStoreOptions', 'rotateTokenEncryption', 'RotateTokenEncryptionOptions', 'TokenRotationResult', 'EncryptionKey', 'EncryptionKeyring'],

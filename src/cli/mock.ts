@@ -5,6 +5,7 @@
  */
 import { createFakeService, type FakeService } from '../testing/fake-service/create.js';
 import { listenOnLoopback, type ListeningFakeService } from '../testing/fake-service/listen.js';
+import type { RefreshPolicy } from '../testing/fake-service/state.js';
 import type { WireProfile } from '../testing/fake-service/wire-profile.js';
 import { aborted, CliError, type Command, type CommandContext, EXIT, httpUrl, networkError, parse, port, UsageError } from './command.js';
 
@@ -19,6 +20,13 @@ export const MOCK_DEFAULTS = {
 
 const PROFILES: readonly WireProfile[] = ['full', 'minimal', 'noisy'];
 const CONSENTS = ['prompt', 'approve', 'deny'] as const;
+/** `--refresh-policy`: the fake's `refreshPolicy` presets (the SDK's own cases; the option says more). */
+const REFRESH_POLICIES = {
+  rotate: { rotation: 'rotate' },
+  'reuse-detection': { rotation: 'rotate', reuseDetection: true },
+  static: { rotation: 'static' },
+  'retain-until-used': { rotation: 'retain-until-used' },
+} as const satisfies Record<string, RefreshPolicy>;
 
 const HELP = `Usage: postsched mock [options]
 
@@ -41,6 +49,9 @@ Options:
   --seed <n>              Seed of the noisy profile's choices (default 1), to replay a run
   --token-ttl <time>      Lifetime of the access tokens it issues: 60s, 5m, 1h (default 1h); a short
                           one lets you watch your app refresh them
+  --refresh-policy <p>    What a used refresh token becomes: rotate (default: single use), reuse-detection
+                          (single use; sent again, it revokes the user's grant), static (never changes)
+                          or retain-until-used (valid until the new one is used)
   -h, --help              This help
 
 Example:
@@ -62,6 +73,7 @@ export const mockCommand: Command = {
       profile: { type: 'string' },
       seed: { type: 'string' },
       'token-ttl': { type: 'string' },
+      'refresh-policy': { type: 'string' },
     });
     if (values.help === true) {
       context.out(HELP);
@@ -71,6 +83,7 @@ export const mockCommand: Command = {
     const redirectUris = [...new Set([...MOCK_DEFAULTS.redirectUris, ...(values['redirect-uri'] ?? []).map((u) => httpUrl('redirect-uri', u).href)])];
     const consent = oneOf('consent', values.consent ?? 'prompt', CONSENTS);
     const profile = oneOf('profile', values.profile ?? 'full', PROFILES);
+    const refreshPolicy = REFRESH_POLICIES[oneOf('refresh-policy', values['refresh-policy'] ?? 'rotate', Object.keys(REFRESH_POLICIES) as (keyof typeof REFRESH_POLICIES)[])];
     const seed = Number(values.seed ?? '1');
     if (!Number.isSafeInteger(seed)) throw new UsageError(`--seed must be an integer; got ${JSON.stringify(String(values.seed).slice(0, 50))}`);
     const settings = {
@@ -104,6 +117,7 @@ export const mockCommand: Command = {
       profile,
       seed,
       accessTokenTtlSeconds: settings.tokenTtlSeconds,
+      refreshPolicy,
     });
     const token = fake.issueTokens({ clientId: settings.clientId });
 

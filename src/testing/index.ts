@@ -6,10 +6,10 @@
  * Nothing here imports `node:` modules either, except `listen()`, which loads `node:http` lazily.
  */
 export { createFakeService } from './fake-service/create.js';
-export type { FakeService, IssuedTokens, MswHttpLike } from './fake-service/create.js';
+export type { FakeGrant, FakeService, IssuedTokens, MswHttpLike } from './fake-service/create.js';
 export type { FakeClock, ClockOptions } from './fake-service/clock.js';
 export type { FakeStats, MediaOptions } from './fake-service/context.js';
-export type { FakeFaults, FaultTarget } from './fake-service/faults.js';
+export type { AfterCommit, FakeFaults, FaultTarget } from './fake-service/faults.js';
 export type { ListeningFakeService } from './fake-service/listen.js';
 export type { AccountInput, AppInput, FakeServiceOptions, WebhookEndpointInput } from './fake-service/options.js';
 export type {
@@ -18,6 +18,7 @@ export type {
   FakeMediaItem,
   FakePost,
   FakePostAnalytics,
+  RefreshPolicy,
   RegisteredApp,
   StoredMedia,
   WebhookEndpoint,

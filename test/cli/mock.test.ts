@@ -30,6 +30,16 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise((resolve) => receiver?.close(resolve)));
 
+/** The SDK's OAuth client, set up from the exports `postsched mock` printed. */
+function oauthFor(env: Record<string, string | undefined>): OAuthClient {
+  return new OAuthClient({
+    baseUrl: env.POSTSCHED_BASE_URL as string,
+    clientId: env.POSTSCHED_CLIENT_ID as string,
+    clientSecret: env.POSTSCHED_CLIENT_SECRET as string,
+    redirectUri: env.POSTSCHED_REDIRECT_URI as string,
+  });
+}
+
 describe('postsched mock', () => {
   let mock: Running | undefined;
   afterEach(() => stopAll(mock));
@@ -51,12 +61,7 @@ describe('postsched mock', () => {
     await mock.waitFor(/^\d\d:\d\d:\d\d GET \/accounts(\?…)? → 200 \(\d+ ms\)$/m);
 
     // The client credentials and redirect URI are registered: the authorize URL shows the consent page.
-    const oauth = new OAuthClient({
-      baseUrl: env.POSTSCHED_BASE_URL as string,
-      clientId: env.POSTSCHED_CLIENT_ID as string,
-      clientSecret: env.POSTSCHED_CLIENT_SECRET as string,
-      redirectUri: env.POSTSCHED_REDIRECT_URI as string,
-    });
+    const oauth = oauthFor(env);
     const page = await fetch((await oauth.createAuthorizationUrl({ scopes: ['posts:read'] })).url);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('wants to use your Post Scheduling account');
@@ -81,12 +86,7 @@ describe('postsched mock', () => {
     const { env } = started;
     expect(mock.stdout()).toContain('The access token has every scope and expires in 60 s');
     expect(mock.stdout()).toContain('State is in memory: a restart forgets every token');
-    const oauth = new OAuthClient({
-      baseUrl: env.POSTSCHED_BASE_URL as string,
-      clientId: env.POSTSCHED_CLIENT_ID as string,
-      clientSecret: env.POSTSCHED_CLIENT_SECRET as string,
-      redirectUri: env.POSTSCHED_REDIRECT_URI as string,
-    });
+    const oauth = oauthFor(env);
     const pending = await oauth.createAuthorizationUrl({ scopes: ['posts:read'] });
     const code = new URL((await fetch(pending.url, { redirect: 'manual' })).headers.get('location') ?? '').searchParams.get('code') ?? '';
     const answer = await fetch(`${env.POSTSCHED_BASE_URL}/oauth/token`, {
@@ -97,6 +97,21 @@ describe('postsched mock', () => {
       }),
     });
     expect(((await answer.json()) as { expires_in: number }).expires_in).toBe(60);
+  });
+
+  it('--refresh-policy static keeps the refresh token; an unknown policy is refused, naming the ones it takes', async () => {
+    const started = await startMock(['--refresh-policy', 'static', '--consent', 'approve']);
+    mock = started.mock;
+    const { env } = started;
+    const oauth = oauthFor(env);
+    const pending = await oauth.createAuthorizationUrl({ scopes: ['posts:read'] });
+    const allowed = await fetch(pending.url, { redirect: 'manual' });
+    const tokens = await oauth.exchangeCode(allowed.headers.get('location') ?? '', pending);
+    expect((await oauth.refresh(tokens)).refreshToken).toBe(tokens.refreshToken);
+    expect((await oauth.refresh(tokens)).refreshToken).toBe(tokens.refreshToken);
+    const { code, stderr } = await runCli(['mock', '--port', '0', '--refresh-policy', 'rolling']);
+    expect(code).not.toBe(0);
+    expect(stderr).toContain('--refresh-policy must be one of rotate, reuse-detection, static, retain-until-used; got "rolling"');
   });
 
   it('refuses a --token-ttl that is not a time, saying which forms it takes', async () => {
@@ -132,12 +147,7 @@ describe('postsched mock', () => {
     const raw = await fetch(`${started.env.POSTSCHED_BASE_URL}/accounts`, { headers: { authorization: `Bearer ${started.env.POSTSCHED_ACCESS_TOKEN}` } });
     const page = (await raw.json()) as { data: Record<string, unknown>[] };
     expect(page.data.map((account) => Object.keys(account))).toEqual([['id'], ['id']]);
-    const oauth = new OAuthClient({
-      baseUrl: started.env.POSTSCHED_BASE_URL as string,
-      clientId: started.env.POSTSCHED_CLIENT_ID as string,
-      clientSecret: started.env.POSTSCHED_CLIENT_SECRET as string,
-      redirectUri: started.env.POSTSCHED_REDIRECT_URI as string,
-    });
+    const oauth = oauthFor(started.env);
     const pending = await oauth.createAuthorizationUrl({ scopes: ['posts:read'] });
     const answer = await fetch(pending.url, { redirect: 'manual' });
     expect(answer.status).toBe(302);

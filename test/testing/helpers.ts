@@ -72,6 +72,12 @@ export function form(fields: Record<string, string | undefined>): RequestInit {
   return { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString() };
 }
 
+/** A refresh-token request as the client's `fetch` sends it (RFC 6749 §6); `extra` adds form fields (`scope`). */
+export function refreshRequest(h: Harness, refreshToken: string, extra: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
+  const init = form({ grant_type: 'refresh_token', client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret, refresh_token: refreshToken, ...extra });
+  return h.call('/oauth/token', signal === undefined ? init : { ...init, signal });
+}
+
 /** Runs authorize and returns the code and verifier. */
 export async function getCode(h: Harness, scopes = ALL_SCOPES): Promise<{ code: string; verifier: string }> {
   const { verifier, challenge } = pkce();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  ALL_SCOPES, authorizeQuery, bearer, CLIENT, form, getCode, type Harness, login, MODES, pkce, REDIRECT_URI, start,
+  ALL_SCOPES, authorizeQuery, bearer, CLIENT, form, getCode, type Harness, login, MODES, pkce, REDIRECT_URI, refreshRequest, start,
 } from './helpers.js';
 
 async function exchange(h: Harness, fields: Record<string, string | undefined>) {
@@ -12,10 +12,7 @@ async function exchange(h: Harness, fields: Record<string, string | undefined>) 
 }
 
 async function refresh(h: Harness, refreshToken: string, extra: Record<string, string> = {}) {
-  const res = await h.call(
-    '/oauth/token',
-    form({ grant_type: 'refresh_token', client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret, refresh_token: refreshToken, ...extra }),
-  );
+  const res = await refreshRequest(h, refreshToken, extra);
   return { res, body: (await res.json()) as Record<string, unknown> };
 }
 

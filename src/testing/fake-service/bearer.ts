@@ -4,6 +4,7 @@
  */
 import type { Context } from './context.js';
 import { apiError, HttpError } from './http.js';
+import { markUsed } from './refresh-policy.js';
 import type { AccessToken } from './state.js';
 
 /**
@@ -30,6 +31,7 @@ export function requireScope(ctx: Context, request: Request, scope: string): Acc
       }),
     );
   }
+  if (record.refreshToken !== undefined) markUsed(ctx, record.refreshToken, 'access');
   if (!record.scopes.includes(scope)) {
     throw new HttpError(
       apiError(403, 'insufficient_scope', `This call needs the ${scope} scope; authorize again asking for it.`, {

@@ -3,7 +3,7 @@
  * Routes take a `Context` instead of importing each other, so each file stays one concept.
  */
 import type { Scheduler } from './clock.js';
-import type { FakePost, State, WebhookEventType } from './state.js';
+import type { FakePost, RefreshPolicy, State, WebhookEventType } from './state.js';
 
 /** Counters for assertions ("the retried POST created one post", "one refresh for 50 calls"). */
 export interface FakeStats {
@@ -20,6 +20,13 @@ export interface FakeStats {
   postsCreated: number;
   /** Requests per route, keyed `"METHOD /route/{param}"`, faulted ones included. */
   requests: Record<string, number>;
+  /** Grant-level events, all grants together (one grant's own counts: `fake.grantOf(token)`). */
+  grants: {
+    /** Grants revoked: by reuse detection, or by a second use of an authorization code. */
+    revocations: number;
+    /** Rotated-out refresh tokens sent again outside any window (refused, and revoking under reuse detection). */
+    reuseEvents: number;
+  };
 }
 
 /** Media upload options: how many bytes of each upload to keep, and a hook seeing every byte. */
@@ -40,6 +47,6 @@ export interface Context {
   emit(event: WebhookEventType, post: FakePost): void;
   readonly accessTokenTtlMs: number;
   readonly codeTtlMs: number;
-  readonly refreshTokenReuse: 'reject' | 'revoke-grant';
+  readonly refreshPolicy: Required<RefreshPolicy>;
   readonly media: Required<Pick<MediaOptions, 'keepBytes'>> & Pick<MediaOptions, 'onChunk'>;
 }

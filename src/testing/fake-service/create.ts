@@ -12,6 +12,7 @@ import { apiError, HttpError, randomId } from './http.js';
 import type { ListeningFakeService } from './listen.js';
 import { answerConsent, authorize } from './oauth-authorize.js';
 import { mintTokens, token } from './oauth-token.js';
+import { createGrant, resolveRefreshPolicy } from './refresh-policy.js';
 import { DEMO_ACCOUNTS, type AccountInput, type AppInput, type FakeServiceOptions, type WebhookEndpointInput } from './options.js';
 import { matchRoute, type Route } from './router.js';
 import { getAccount, listAccounts } from './routes-accounts.js';
@@ -66,6 +67,20 @@ export interface IssuedTokens {
   scope: string;
 }
 
+/** A grant as `fake.grantOf` shows it: a copy, taken when called. */
+export interface FakeGrant {
+  /** `grant_…` */
+  id: string;
+  /** Every token of the grant is refused: reuse detection, or an authorization code used twice. */
+  revoked: boolean;
+  /** When the grant ends (`refreshPolicy.grantLifetimeMs`), epoch ms of the fake clock; absent: never. */
+  endsAt?: number;
+  /** Token requests naming this grant's code or refresh tokens, refused ones included. */
+  tokenRequests: number;
+  /** Rotated-out refresh tokens of this grant sent again outside any window. */
+  reuseEvents: number;
+}
+
 /**
  * A running fake of the Post Scheduling Service. See {@link createFakeService}.
  *
@@ -92,7 +107,7 @@ export interface FakeService {
   readonly deliveries: readonly WebhookDelivery[];
   /** Fault injection (429, 5xx, hang, reset, latency). */
   readonly faults: FakeFaults;
-  /** Counters: token requests by grant type, posts created, requests per route. */
+  /** Counters: token requests by grant type, posts created, requests per route, grant revocations and reuses. */
   readonly stats: FakeStats;
   /** Registers an app; returns its credentials (generated when omitted). */
   registerApp(input: AppInput): RegisteredApp;
@@ -120,6 +135,14 @@ export interface FakeService {
    * await store.set({ ...fake.issueTokenSet(), expiresAt: Date.now() - 1 }) // expired: the next call refreshes
    */
   issueTokenSet(input?: { clientId?: string; scopes?: string[] }): TokenSet;
+  /**
+   * The grant (one user's consent) that issued `token`, a refresh or access token: its counters and whether it is
+   * revoked, as of now. `undefined` for a token the fake never issued.
+   *
+   * @example
+   * expect(fake.grantOf(tokens.refreshToken)).toMatchObject({ revoked: false, tokenRequests: 2, reuseEvents: 0 });
+   */
+  grantOf(token: string): FakeGrant | undefined;
   /** A post as the fake holds it, or `undefined`. */
   getPost(id: string): FakePost | undefined;
   /** An upload as the fake holds it (metadata and the kept prefix), or `undefined`. */
@@ -131,7 +154,7 @@ export interface FakeService {
 }
 
 const FAKE_SERVICE_OPTIONS = /* @__PURE__ */ optionNames<FakeServiceOptions>({
-  baseUrl: 0, clock: 0, apps: 0, accounts: 0, webhookEndpoints: 0, consent: 0, webhooks: 0, media: 0, accessTokenTtlSeconds: 0, codeTtlSeconds: 0, refreshTokenReuse: 0, profile: 0, seed: 0,
+  baseUrl: 0, clock: 0, apps: 0, accounts: 0, webhookEndpoints: 0, consent: 0, webhooks: 0, media: 0, accessTokenTtlSeconds: 0, codeTtlSeconds: 0, refreshTokenReuse: 0, refreshPolicy: 0, profile: 0, seed: 0,
 });
 
 /**
@@ -164,9 +187,14 @@ export function createFakeService(options: FakeServiceOptions = {}): FakeService
   const dispatcher: WebhookDispatcher = new WebhookDispatcher(state, (): Scheduler => clock, options.webhooks);
   const clockOptions = typeof options.clock === 'string' ? { mode: options.clock } : (options.clock ?? {});
   const clock: Scheduler = new Scheduler(clockOptions, () => dispatcher.flush());
-  const faults = new FaultInjector();
+  const faults = new FaultInjector(clock);
   const servers = new Set<ListeningFakeService>();
-  const stats: FakeStats = { tokenRequests: { authorization_code: 0, refresh_token: 0, other: 0 }, postsCreated: 0, requests: {} };
+  const stats: FakeStats = {
+    tokenRequests: { authorization_code: 0, refresh_token: 0, other: 0 },
+    postsCreated: 0,
+    requests: {},
+    grants: { revocations: 0, reuseEvents: 0 },
+  };
   const ctx: Context = {
     state,
     clock,
@@ -175,7 +203,7 @@ export function createFakeService(options: FakeServiceOptions = {}): FakeService
     emit: (event, post) => dispatcher.emit(event, post),
     accessTokenTtlMs: (options.accessTokenTtlSeconds ?? 3600) * 1000,
     codeTtlMs: (options.codeTtlSeconds ?? 60) * 1000,
-    refreshTokenReuse: options.refreshTokenReuse ?? 'reject',
+    refreshPolicy: resolveRefreshPolicy(options.refreshPolicy, options.refreshTokenReuse === 'revoke-grant'),
     media: { keepBytes: options.media?.keepBytes ?? 64 * 1024, ...pick(options.media?.onChunk) },
   };
 
@@ -187,23 +215,23 @@ export function createFakeService(options: FakeServiceOptions = {}): FakeService
     const match = matchRoute(under ? ROUTES : [], method, path);
     const counter = `${method} ${match.template}`;
     stats.requests[counter] = (stats.requests[counter] ?? 0) + 1;
-    let response: Response;
-    try {
-      const route = match.route as (typeof ROUTES)[number] | undefined;
-      response =
-        (await faults.apply(method, match.template, path, request.signal)) ??
-        (route !== undefined
-          ? await reshape(await route.handle(ctx, request, match.params, url), route.answer)
-          : match.allowed.length > 0
-            ? apiError(405, 'method_not_allowed', `${method} is not allowed here; use ${match.allowed.join(', ')}.`, {
-                headers: { allow: match.allowed.join(', ') },
-              })
-            : apiError(404, 'not_found', `No route ${method} ${path.slice(0, 200)}.`));
-    } catch (error) {
-      if (error instanceof ConnectionResetFault || isAbort(error)) throw error;
-      if (!(error instanceof HttpError)) throw error;
-      response = error.response;
-    }
+    const route = match.route as (typeof ROUTES)[number] | undefined;
+    // The route's own answer, error answers included, so that an after-commit fault holds or drops any of them.
+    const act = async (): Promise<Response> => {
+      try {
+        if (route !== undefined) return await reshape(await route.handle(ctx, request, match.params, url), route.answer);
+      } catch (error) {
+        if (!(error instanceof HttpError)) throw error;
+        return error.response;
+      }
+      return match.allowed.length > 0
+        ? apiError(405, 'method_not_allowed', `${method} is not allowed here; use ${match.allowed.join(', ')}.`, {
+            headers: { allow: match.allowed.join(', ') },
+          })
+        : apiError(404, 'not_found', `No route ${method} ${path.slice(0, 200)}.`);
+    };
+    // A reset or an abort (hang) rejects: the caller drops the connection.
+    const response = await faults.run(method, match.template, path, request.signal, act);
     // Copy into a fresh Response so the headers are mutable whatever built the answer.
     const headers = new Headers(response.headers);
     headers.set('x-request-id', randomId('req'));
@@ -286,7 +314,7 @@ export function createFakeService(options: FakeServiceOptions = {}): FakeService
     issueTokens(input = {}) {
       const clientId = input.clientId ?? 'fake_direct_client';
       const scopes = input.scopes ?? ['accounts:read', 'posts:read', 'posts:write', 'media:write', 'analytics:read'];
-      const grant = { id: randomId('grant'), clientId, scopes: [...scopes], revoked: false };
+      const grant = createGrant(ctx, clientId, scopes);
       return mintTokens(ctx, grant, grant.scopes) as IssuedTokens;
     },
     issueTokenSet(input = {}) {
@@ -294,6 +322,12 @@ export function createFakeService(options: FakeServiceOptions = {}): FakeService
       const issued = fake.issueTokens(input);
       // The SDK's own normalization (oauth4webapi hands it `token_type` lower-cased).
       return toTokenSet({ ...issued, token_type: 'bearer' }, { sentAt, fallbackScopes: [] });
+    },
+    grantOf(token) {
+      const grant = (state.refreshTokens.get(token) ?? state.accessTokens.get(token))?.grant;
+      if (grant === undefined) return undefined;
+      const { id, revoked, endsAt, tokenRequests, reuseEvents } = grant;
+      return { id, revoked, tokenRequests, reuseEvents, ...(endsAt === undefined ? {} : { endsAt }) };
     },
     getPost: (id) => state.posts.get(id),
     getMedia: (id) => state.media.get(id),
@@ -315,8 +349,4 @@ export function createFakeService(options: FakeServiceOptions = {}): FakeService
 
 function pick<T>(onChunk: T | undefined): { onChunk?: T } {
   return onChunk === undefined ? {} : { onChunk };
-}
-
-function isAbort(error: unknown): boolean {
-  return error instanceof Error && error.name === 'AbortError';
 }

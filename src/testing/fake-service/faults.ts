@@ -2,6 +2,7 @@
  * Fault injection: make the next N requests to a route fail the way real networks and services fail, so a
  * client's retry, timeout and idempotency logic can be tested deterministically.
  */
+import type { Scheduler } from './clock.js';
 import { apiError } from './http.js';
 
 /** Which requests a fault applies to. Both fields are optional: omitted means "any". */
@@ -24,20 +25,36 @@ export interface FaultTarget {
  * fake.faults.reset({ path: '/accounts' });       // the connection drops (handler mode: fetch-like TypeError)
  * fake.faults.hang({ path: '/posts/{id}' });      // never answers until the request is aborted or the fake closes
  * fake.faults.latency({ ms: 50 });               // every request waits 50 real ms first
+ * // The service rotates the refresh token, then the answer is lost; or it comes after the client gave up:
+ * fake.faults.reset({ path: '/oauth/token', afterCommit: true });
+ * fake.faults.hang({ path: '/oauth/token', afterCommit: true, ms: 30_000 }); // answers 30 s later (fake clock)
  */
 export interface FakeFaults {
   /** 429 with `Retry-After` (seconds, default 1; or an HTTP date string). */
   rateLimit(target: FaultTarget & { retryAfter?: number | string }): void;
   /** An error status (default 503), with an optional `Retry-After`. */
   error(target: FaultTarget & { status?: number; retryAfter?: number | string }): void;
-  /** Never answers; released (as an abort) when the request's signal aborts or the fake closes. */
-  hang(target?: FaultTarget): void;
-  /** Drops the connection: over `listen()` the socket is destroyed; in handler mode the call rejects. */
-  reset(target?: FaultTarget): void;
+  /**
+   * Holds the request: for `ms` of the fake's clock (`fake.clock.advance`) then goes on, or, without `ms`, until the
+   * request aborts (released as an abort) or the fake closes. With `afterCommit`, the service acts first (a refresh
+   * rotates the token) and holds the answer: a late answer that a client timing out never reads.
+   */
+  hang(target?: FaultTarget & AfterCommit & { ms?: number }): void;
+  /**
+   * Drops the connection: over `listen()` the socket is destroyed; in handler mode the call rejects. With
+   * `afterCommit`, the service acts first (a refresh rotates the token), then the answer is lost.
+   */
+  reset(target?: FaultTarget & AfterCommit): void;
   /** Delays matching requests by `ms` real milliseconds (default: every request, for ever). */
   latency(target: FaultTarget & { ms: number }): void;
   /** Removes every fault. */
   clear(): void;
+}
+
+/** When a fault strikes: before the route acts (default), or after it committed its change, on the way back. */
+export interface AfterCommit {
+  /** `true`: the route acts (state changed, token rotated) and the fault strikes its answer. Default `false`. */
+  afterCommit?: boolean;
 }
 
 /** What the handler throws for a `reset` fault: the same type `fetch` rejects with on a dropped connection. */
@@ -49,8 +66,8 @@ export class ConnectionResetFault extends TypeError {
 
 type Action =
   | { kind: 'answer'; make: () => Response }
-  | { kind: 'hang' }
-  | { kind: 'reset' }
+  | { kind: 'hang'; ms: number | undefined; afterCommit: boolean }
+  | { kind: 'reset'; afterCommit: boolean }
   | { kind: 'latency'; ms: number };
 
 interface Fault {
@@ -63,6 +80,11 @@ interface Fault {
 export class FaultInjector implements FakeFaults {
   #faults: Fault[] = [];
   readonly #closing = new AbortController();
+  readonly #clock: Scheduler;
+
+  constructor(clock: Scheduler) {
+    this.#clock = clock;
+  }
 
   rateLimit(target: FaultTarget & { retryAfter?: number | string }): void {
     const retryAfter = String(target.retryAfter ?? 1);
@@ -89,12 +111,13 @@ export class FaultInjector implements FakeFaults {
     });
   }
 
-  hang(target: FaultTarget = {}): void {
-    this.#add(target, 1, { kind: 'hang' });
+  hang(target: FaultTarget & AfterCommit & { ms?: number } = {}): void {
+    if (target.ms !== undefined && !(target.ms >= 0)) throw new RangeError('faults.hang({ ms }) needs ms >= 0');
+    this.#add(target, 1, { kind: 'hang', ms: target.ms, afterCommit: target.afterCommit === true });
   }
 
-  reset(target: FaultTarget = {}): void {
-    this.#add(target, 1, { kind: 'reset' });
+  reset(target: FaultTarget & AfterCommit = {}): void {
+    this.#add(target, 1, { kind: 'reset', afterCommit: target.afterCommit === true });
   }
 
   latency(target: FaultTarget & { ms: number }): void {
@@ -113,18 +136,19 @@ export class FaultInjector implements FakeFaults {
   }
 
   /**
-   * Applies the faults matching this request: waits for latency, then answers, hangs or throws.
-   * Returns `undefined` when the request should go on to its route.
+   * Answers this request through its faults: waits for latency, then answers in the route's stead, or around `act`
+   * (the route) hangs or drops the connection, before it acts or after (`afterCommit`).
    */
-  async apply(method: string, route: string, path: string, signal: AbortSignal): Promise<Response | undefined> {
+  async run(method: string, route: string, path: string, signal: AbortSignal, act: () => Promise<Response>): Promise<Response> {
     const latency = this.#take(method, route, path, 'latency');
     if (latency?.kind === 'latency' && latency.ms > 0) await this.#wait(signal, latency.ms);
     const action = this.#take(method, route, path, undefined);
-    if (action === undefined || action.kind === 'latency') return undefined;
+    if (action === undefined || action.kind === 'latency') return act();
     if (action.kind === 'answer') return action.make();
+    const response = action.afterCommit ? await act() : undefined;
     if (action.kind === 'reset') throw new ConnectionResetFault();
-    await this.#wait(signal, undefined);
-    return undefined; // unreachable: #wait without a delay only ends by throwing
+    await this.#wait(signal, action.ms, 'clock');
+    return response ?? act();
   }
 
   #add(target: FaultTarget, defaultTimes: number, action: Action): void {
@@ -145,23 +169,24 @@ export class FaultInjector implements FakeFaults {
     return fault.action;
   }
 
-  /** Waits `ms` (or for ever), ending early with an AbortError when the request aborts or the fake closes. */
-  #wait(signal: AbortSignal, ms: number | undefined): Promise<void> {
+  /**
+   * Waits `ms` real milliseconds (`latency`), or `ms` of the fake's clock (`hang`), or for ever, ending early with an
+   * AbortError when the request aborts or the fake closes.
+   */
+  #wait(signal: AbortSignal, ms: number | undefined, on: 'real' | 'clock' = 'real'): Promise<void> {
     return new Promise((resolve, reject) => {
-      const stop = () => {
+      const end = (abort: boolean) => {
         clearTimeout(timer);
         signal.removeEventListener('abort', stop);
         this.#closing.signal.removeEventListener('abort', stop);
-        reject(new DOMException('The request was aborted while the fault held it.', 'AbortError'));
+        if (abort) reject(new DOMException('The request was aborted while the fault held it.', 'AbortError'));
+        else resolve();
       };
-      const timer =
-        ms === undefined
-          ? undefined
-          : setTimeout(() => {
-              signal.removeEventListener('abort', stop);
-              this.#closing.signal.removeEventListener('abort', stop);
-              resolve();
-            }, ms);
+      const stop = () => end(true);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      if (ms !== undefined && on === 'real') timer = setTimeout(() => end(false), ms);
+      // A clock task cannot be cancelled; once the promise settled, its late `resolve` does nothing.
+      if (ms !== undefined && on === 'clock') this.#clock.schedule(this.#clock.now() + ms, () => end(false));
       if (signal.aborted || this.#closing.signal.aborted) return stop();
       signal.addEventListener('abort', stop);
       this.#closing.signal.addEventListener('abort', stop);

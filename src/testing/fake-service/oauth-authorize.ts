@@ -6,6 +6,7 @@
 import { consentPage, htmlPage, readConsentForm } from './consent-page.js';
 import type { Context } from './context.js';
 import { json, randomId } from './http.js';
+import { createGrant } from './refresh-policy.js';
 import type { ConsentRequest } from './state.js';
 import { SCOPES } from '../../oauth/types.js';
 
@@ -102,7 +103,7 @@ export async function answerConsent(ctx: Context, request: Request): Promise<Res
 function approve(ctx: Context, request: ConsentRequest): Response {
   const code = randomId('code', 24);
   ctx.state.codes.set(code, {
-    grant: { id: randomId('grant'), clientId: request.clientId, scopes: [...request.scopes], revoked: false },
+    grant: createGrant(ctx, request.clientId, request.scopes),
     redirectUri: request.redirectUri,
     codeChallenge: request.codeChallenge,
     expiresAt: ctx.clock.now() + ctx.codeTtlMs,

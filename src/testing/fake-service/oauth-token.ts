@@ -5,7 +5,8 @@
  */
 import type { Context } from './context.js';
 import { json, MAX_BODY_BYTES, randomId, readBoundedText, s256, timingSafeEqual } from './http.js';
-import type { Grant } from './state.js';
+import { markUsed, refreshRefusal, revoke } from './refresh-policy.js';
+import type { Grant, RefreshToken } from './state.js';
 
 /** RFC 7636 §4.1: 43–128 unreserved characters. */
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
@@ -71,9 +72,10 @@ async function exchangeCode(ctx: Context, form: URLSearchParams, clientId: strin
   if (record === undefined || record.grant.clientId !== clientId) {
     return tokenError('invalid_grant', 'The authorization code is unknown or was issued to another client.');
   }
+  record.grant.tokenRequests++;
   if (record.used) {
     // RFC 6749 §4.1.2: a code used twice revokes every token already issued from it.
-    record.grant.revoked = true;
+    revoke(ctx, record.grant);
     return tokenError('invalid_grant', 'The authorization code was already used; tokens issued from it are revoked.');
   }
   if (ctx.clock.now() >= record.expiresAt) return tokenError('invalid_grant', 'The authorization code expired.');
@@ -91,14 +93,13 @@ function refresh(ctx: Context, form: URLSearchParams, clientId: string): Respons
   const refreshToken = form.get('refresh_token');
   if (refreshToken === null) return tokenError('invalid_request', 'refresh_token is required.');
   const record = ctx.state.refreshTokens.get(refreshToken);
-  if (record === undefined || record.grant.clientId !== clientId || record.grant.revoked) {
-    return tokenError('invalid_grant', 'The refresh token is unknown, revoked, or was issued to another client.');
+  if (record === undefined || record.grant.clientId !== clientId) {
+    return tokenError('invalid_grant', 'The refresh token is unknown, or was issued to another client.');
   }
-  if (record.used) {
-    // Rotation (RFC 9700 §4.14.2): a used refresh token is dead; optionally its whole grant dies with it.
-    if (ctx.refreshTokenReuse === 'revoke-grant') record.grant.revoked = true;
-    return tokenError('invalid_grant', 'The refresh token was already used (tokens rotate on every refresh).');
-  }
+  record.grant.tokenRequests++;
+  // The refresh policy (RFC 9700 §4.14.2): rotation, windows, reuse detection, lifetimes.
+  const refused = refreshRefusal(ctx, record);
+  if (refused !== undefined) return tokenError('invalid_grant', refused);
   let scopes = record.scopes;
   const scope = form.get('scope');
   if (scope !== null) {
@@ -109,25 +110,40 @@ function refresh(ctx: Context, form: URLSearchParams, clientId: string): Respons
     }
     scopes = asked;
   }
-  record.used = true;
-  return issueTokens(ctx, record.grant, scopes);
+  markUsed(ctx, record, 'refresh');
+  if (ctx.refreshPolicy.rotation === 'static') return issueTokens(ctx, record.grant, scopes, { keep: refreshToken });
+  record.rotatedAt ??= ctx.clock.now(); // an overlap window counts from the first rotation
+  return issueTokens(ctx, record.grant, scopes, ctx.refreshPolicy.rotation === 'retain-until-used' ? { predecessor: record } : {});
+}
+
+/** A refresh answer's refresh token: the one sent (`keep`, static policy), or a new one retiring `predecessor` on use. */
+interface Successor {
+  keep?: string;
+  predecessor?: RefreshToken;
 }
 
 /** Issues an access token and a refresh token in the RFC 6749 §5.1 shape. */
-export function issueTokens(ctx: Context, grant: Grant, scopes: string[]): Response {
-  return json(200, mintTokens(ctx, grant, scopes), { 'cache-control': 'no-store', pragma: 'no-cache' });
+export function issueTokens(ctx: Context, grant: Grant, scopes: string[], successor: Successor = {}): Response {
+  return json(200, mintTokens(ctx, grant, scopes, successor), { 'cache-control': 'no-store', pragma: 'no-cache' });
 }
 
 /** The token answer's body (RFC 6749 §5.1); also used by `fake.issueTokens()` to skip the browser step. */
-export function mintTokens(ctx: Context, grant: Grant, scopes: string[]) {
+export function mintTokens(ctx: Context, grant: Grant, scopes: string[], successor: Successor = {}) {
+  const now = ctx.clock.now();
   const accessToken = randomId('at', 24);
-  const refreshToken = randomId('rt', 24);
-  ctx.state.accessTokens.set(accessToken, { grant, scopes, expiresAt: ctx.clock.now() + ctx.accessTokenTtlMs });
-  ctx.state.refreshTokens.set(refreshToken, { grant, scopes, used: false });
+  const refreshToken = successor.keep ?? randomId('rt', 24);
+  let record = ctx.state.refreshTokens.get(refreshToken);
+  if (record === undefined) {
+    record = { grant, scopes, lastUsedAt: now, retired: false, ...(successor.predecessor ? { predecessor: successor.predecessor } : {}) };
+    ctx.state.refreshTokens.set(refreshToken, record);
+  }
+  // No access token outlives its grant: in the grant's last minutes `expires_in` is cut short.
+  const ttlMs = Math.max(0, Math.min(ctx.accessTokenTtlMs, (grant.endsAt ?? Number.POSITIVE_INFINITY) - now));
+  ctx.state.accessTokens.set(accessToken, { grant, scopes, expiresAt: now + ttlMs, refreshToken: record });
   return {
     access_token: accessToken,
     token_type: 'Bearer',
-    expires_in: Math.round(ctx.accessTokenTtlMs / 1000),
+    expires_in: Math.floor(ttlMs / 1000),
     refresh_token: refreshToken,
     scope: scopes.join(' '),
   };

@@ -1,7 +1,7 @@
 /** The options of `createFakeService`, each documented where it is declared. */
 import type { ClockOptions } from './clock.js';
 import type { MediaOptions } from './context.js';
-import type { ConsentMode, WebhookEventType } from './state.js';
+import type { ConsentMode, RefreshPolicy, WebhookEventType } from './state.js';
 import type { WebhookDeliveryOptions } from './webhooks-delivery.js';
 import type { WireProfile } from './wire-profile.js';
 
@@ -80,8 +80,14 @@ export interface FakeServiceOptions {
   /**
    * What a second use of a refresh token does: `'reject'` (default) refuses it; `'revoke-grant'` also revokes
    * every token of that authorization (RFC 9700 §4.14.2), the stricter behaviour some services have.
+   * The same as `refreshPolicy: { reuseDetection: true }`, which says more (rotation, windows, lifetimes).
    */
   refreshTokenReuse?: 'reject' | 'revoke-grant';
+  /**
+   * How the service treats refresh tokens: rotation, reuse detection, windows and lifetimes (see
+   * {@link RefreshPolicy}). Default: `{ rotation: 'rotate' }`, single use, no reuse detection, no lifetime.
+   */
+  refreshPolicy?: RefreshPolicy;
   /**
    * How the resource routes write their answers, to try a client against services that send less, or other, than
    * the SDK assumes (the OAuth answers never change):

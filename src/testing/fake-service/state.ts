@@ -108,12 +108,57 @@ export interface WebhookEndpoint {
 /** The four events of spec section 6: the webhooks entry's type, so that the built types name one. */
 export type { WebhookEventType };
 
+/**
+ * The fake's refresh-token policy: what the token endpoint accepts and refuses, on the fake's clock. The spec
+ * does not show the refresh token's lifetime or rotation, and real services differ, so a test can run against each:
+ *
+ * - `rotation: 'rotate'` (default): each refresh answers a new refresh token, and the one sent is single use: sent
+ *   again, it is refused with `invalid_grant`.
+ * - `rotation: 'static'`: the refresh token never changes; each refresh answers the same one.
+ * - `rotation: 'retain-until-used'`: each refresh answers a new refresh token, and the one sent stays valid until
+ *   the new one is first used (the new refresh token in a refresh, or its access token in an API call).
+ * - `reuseDetection: true`: a rotated-out refresh token sent again (outside any window) revokes the whole grant:
+ *   every refresh and access token of that authorization is refused from then on (RFC 9700 §4.14.2).
+ * - `overlapMs`: with `'rotate'`, a rotated-out refresh token stays valid for this long after its rotation.
+ * - `grantLifetimeMs`: the grant ends this long after the user's consent: from then on every refresh is refused
+ *   (`invalid_grant`), and no access token outlives it (near the end, `expires_in` is cut short).
+ * - `idleLifetimeMs`: a refresh token not used for this long (since it was issued or last accepted) is refused.
+ *
+ * Every count is in milliseconds of the fake's clock (`fake.clock.advance`), so no test waits for real.
+ *
+ * @example
+ * // X-like: single use, a reused token kills the grant; a 10 s grace for a client whose answer got lost.
+ * createFakeService({ refreshPolicy: { rotation: 'rotate', reuseDetection: true, overlapMs: 10_000 } });
+ * // Spotify-like: no rotation, and every grant ends after ~6 months.
+ * createFakeService({ refreshPolicy: { rotation: 'static', grantLifetimeMs: 180 * 24 * 3_600_000 } });
+ * // Shopify-like: the old refresh token is kept until the new one is used.
+ * createFakeService({ refreshPolicy: { rotation: 'retain-until-used' } });
+ */
+export interface RefreshPolicy {
+  /** `'rotate'` (default), `'static'` or `'retain-until-used'`. */
+  rotation?: 'static' | 'rotate' | 'retain-until-used';
+  /** A rotated-out refresh token sent again revokes its whole grant (default `false`: only it is refused). */
+  reuseDetection?: boolean;
+  /** With `rotation: 'rotate'`: how long a rotated-out refresh token is still accepted, in ms (default 0). */
+  overlapMs?: number;
+  /** The grant's absolute lifetime from the consent, in ms (default: none). */
+  grantLifetimeMs?: number;
+  /** A refresh token unused for this long, in ms, is refused (default: none). */
+  idleLifetimeMs?: number;
+}
+
 /** One authorization: the family of every code and token that descends from one consent. */
 export interface Grant {
   id: string;
   clientId: string;
   scopes: string[];
   revoked: boolean;
+  /** When the grant ends for good (`refreshPolicy.grantLifetimeMs`), fake clock; `undefined`: never. */
+  endsAt?: number;
+  /** Token requests that named this grant's code or refresh tokens, refused ones included. */
+  tokenRequests: number;
+  /** Rotated-out refresh tokens of this grant presented again outside any window. */
+  reuseEvents: number;
 }
 
 export interface AuthorizationCode {
@@ -128,12 +173,21 @@ export interface AccessToken {
   grant: Grant;
   scopes: string[];
   expiresAt: number;
+  /** The refresh token issued with it: its first use retires that token's predecessor (`retain-until-used`). */
+  refreshToken?: RefreshToken;
 }
 
 export interface RefreshToken {
   grant: Grant;
   scopes: string[];
-  used: boolean;
+  /** When it was last issued or accepted (fake clock), for `refreshPolicy.idleLifetimeMs`. */
+  lastUsedAt: number;
+  /** When a refresh replaced it (fake clock); `undefined` while it is the current one. */
+  rotatedAt?: number;
+  /** No longer accepted, whatever window: its successor was used (`retain-until-used`) or its window closed. */
+  retired: boolean;
+  /** The token it replaced, still accepted until this one is first used (`retain-until-used`). */
+  predecessor?: RefreshToken;
 }
 
 /** What the fake keeps of an upload: the metadata, and at most a bounded prefix of the bytes. */
