@@ -54,7 +54,8 @@ const GROUPS = {
   },
   '@postsched/sdk/postgres': {
     Stores: ['PostgresTokenStore', 'PostgresTokenStoreOptions', 'createTokenTable', 'tokenTableSql', 'TokenTableOptions', 'rotateTokenEncryption', 'RotateTokenEncryptionOptions', 'TokenRotationResult', 'EncryptionKey', 'EncryptionKeyring'],
-    Errors: ['PostgresTokenStoreError', 'PostgresTokenStoreErrorCode', 'StoredTokensProblem'],
+    Webhooks: ['PostgresWebhookDedupe', 'PostgresWebhookDedupeOptions', 'createWebhookDedupeTable', 'webhookDedupeTableSql', 'WebhookDedupeTableOptions'],
+    Errors: ['PostgresTokenStoreError', 'PostgresTokenStoreErrorCode', 'StoredTokensProblem', 'WebhookDedupeUnavailableError', 'RedisWebhookDedupeOperation'],
     Types: ['PgPoolLike', 'PgResultLike'],
   },
   '@postsched/sdk/schedule': {
