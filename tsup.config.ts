@@ -15,6 +15,8 @@ const entry = {
   'postgres/index': 'src/postgres/index.ts',
   'schedule/index': 'src/schedule/index.ts',
   'tools/index': 'src/tools/index.ts',
+  // Node, Bun, Deno: `@opentelemetry/api` (a peer dependency, so never bundled) and `node:diagnostics_channel`.
+  'otel/index': 'src/otel/index.ts',
 };
 
 /**

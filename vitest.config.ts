@@ -28,6 +28,7 @@ export default defineConfig({
       { find: /^@postsched\/sdk\/postgres$/, replacement: src('postgres/index.ts') },
       { find: /^@postsched\/sdk\/schedule$/, replacement: src('schedule/index.ts') },
       { find: /^@postsched\/sdk\/tools$/, replacement: src('tools/index.ts') },
+      { find: /^@postsched\/sdk\/otel$/, replacement: src('otel/index.ts') },
     ],
   },
   test: {

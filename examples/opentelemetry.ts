@@ -1,85 +1,28 @@
 /**
- * OpenTelemetry spans for every request the SDK makes, from its `postsched:request` TracingChannel (Node).
+ * OpenTelemetry traces of the SDK's calls: `PostSchedInstrumentation` registered like every other instrumentation.
  *
- * Shows: subscribing to `node:diagnostics_channel` (no monkey-patching of fetch, no OpenTelemetry package inside the
- * SDK), one CLIENT span per attempt named `GET /posts/{id}` with the semantic-convention attributes
- * `http.request.method`, `url.template`, `server.address`, `http.request.resend_count` and
- * `http.response.status_code`, and errors recorded on their span. The route is the template: ids stay out of span
- * names, so they group well. Headers, tokens and bodies are never published on the channel.
+ * Shows: one span per call (`GET /posts/{id}`, under the app's active span), a CLIENT span per wire request under it
+ * (retries, the token refresh) with the HTTP semantic-convention attributes, and `traceparent` sent on each request.
+ * In an app, the OpenTelemetry Node SDK (`@opentelemetry/sdk-node`) makes the provider, the context manager and the
+ * propagator that `main` makes by hand here: give it `instrumentations: [new PostSchedInstrumentation()]`.
  *
- *   npm install @postsched/sdk @opentelemetry/api @opentelemetry/sdk-trace-base @opentelemetry/semantic-conventions
+ *   npm install @postsched/sdk @opentelemetry/api @opentelemetry/context-async-hooks @opentelemetry/core @opentelemetry/instrumentation @opentelemetry/sdk-trace-base
  *   npm install -D tsx                      # runs the TypeScript file as it is
  *
  * Against the local mock of the service (in a clone of this repository, `npm run mock` instead of `npx postsched mock`):
  *   npx postsched mock                      # terminal 1: paste its export lines into terminal 2
  *   npx tsx examples/opentelemetry.ts       # terminal 2: prints the spans of a few calls
  *
- * Against a real service, set POSTSCHED_BASE_URL and POSTSCHED_ACCESS_TOKEN yourself. In an app, give
- * `instrumentPostSched` the tracer of your own provider (the OpenTelemetry Node SDK, an OTLP exporter …).
+ * Against a real service, set POSTSCHED_BASE_URL and POSTSCHED_ACCESS_TOKEN yourself.
  */
-import diagnostics_channel from 'node:diagnostics_channel';
 import { pathToFileURL } from 'node:url';
-import { SpanKind, SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api';
+import { context, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { BasicTracerProvider, ConsoleSpanExporter, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import {
-  ATTR_ERROR_TYPE,
-  ATTR_HTTP_REQUEST_METHOD,
-  ATTR_HTTP_REQUEST_RESEND_COUNT,
-  ATTR_HTTP_RESPONSE_STATUS_CODE,
-  ATTR_SERVER_ADDRESS,
-  ATTR_SERVER_PORT,
-  ATTR_URL_TEMPLATE,
-} from '@opentelemetry/semantic-conventions/incubating';
-import { NotFoundError, PostSched, REQUEST_CHANNEL, type RequestTrace } from '@postsched/sdk';
-
-/**
- * Turns the SDK's request events into spans of `tracer`; returns the function that stops it. Call once at start-up.
- */
-export function instrumentPostSched(tracer: Tracer): () => void {
-  const channel = diagnostics_channel.tracingChannel(REQUEST_CHANNEL);
-  const spans = new WeakMap<object, Span>();
-  const handlers = {
-    start(message: unknown) {
-      const trace = message as RequestTrace;
-      const origin = new URL(trace.origin);
-      const span = tracer.startSpan(`${trace.method} ${trace.route}`, {
-        kind: SpanKind.CLIENT,
-        attributes: {
-          [ATTR_HTTP_REQUEST_METHOD]: trace.method,
-          [ATTR_URL_TEMPLATE]: trace.route,
-          [ATTR_SERVER_ADDRESS]: origin.hostname,
-          [ATTR_SERVER_PORT]: Number(origin.port || (origin.protocol === 'https:' ? 443 : 80)),
-          ...(trace.attempt > 1 ? { [ATTR_HTTP_REQUEST_RESEND_COUNT]: trace.attempt - 1 } : {}),
-        },
-      });
-      spans.set(trace, span);
-    },
-    error(message: unknown) {
-      const trace = message as RequestTrace;
-      const span = spans.get(trace);
-      const error = trace.error instanceof Error ? trace.error : new Error(String(trace.error));
-      span?.recordException(error);
-      span?.setAttribute(ATTR_ERROR_TYPE, error.name);
-      span?.setStatus({ code: SpanStatusCode.ERROR, message: error.name });
-    },
-    asyncEnd(message: unknown) {
-      const trace = message as RequestTrace;
-      const span = spans.get(trace);
-      if (span === undefined) return;
-      if (trace.status !== undefined) {
-        span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, trace.status);
-        // OpenTelemetry HTTP conventions: a 4xx/5xx on a client span is an error.
-        if (trace.status >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
-      }
-      span.end();
-      spans.delete(trace);
-    },
-    end() {},
-    asyncStart() {},
-  };
-  channel.subscribe(handlers);
-  return () => channel.unsubscribe(handlers);
-}
+import { NotFoundError, PostSched } from '@postsched/sdk';
+import { PostSchedInstrumentation } from '@postsched/sdk/otel';
 
 /** What the script needs, from environment variables. */
 export interface Config {
@@ -96,23 +39,30 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
   return { baseUrl: need('POSTSCHED_BASE_URL'), accessToken: need('POSTSCHED_ACCESS_TOKEN') };
 }
 
-/** A few calls, each traced: the accounts, a post that does not exist (a 404 span), the first account's posts. */
+/** A few calls under one span of the app: the accounts, a post that does not exist (a 404), the posts. */
 export async function main(config: Config, exporter: SpanExporter = new ConsoleSpanExporter()): Promise<void> {
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  const stop = instrumentPostSched(provider.getTracer('postsched-example'));
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  trace.setGlobalTracerProvider(provider);
+  const unregister = registerInstrumentations({ instrumentations: [new PostSchedInstrumentation()] });
   try {
     const client = new PostSched({ baseUrl: config.baseUrl, auth: config.accessToken });
-    const accounts = await client.accounts.list().toArray();
-    console.log(`${accounts.length} account(s)`);
-    await client.posts.get('post_does_not_exist').catch((error: unknown) => {
-      if (!(error instanceof NotFoundError)) throw error;
-      console.log('post_does_not_exist: 404, as expected (its span has status ERROR)');
+    await trace.getTracer('example').startActiveSpan('report', async (span) => {
+      const accounts = await client.accounts.list().toArray();
+      await client.posts.get('post_does_not_exist').catch((error: unknown) => {
+        if (!(error instanceof NotFoundError)) throw error;
+      });
+      const posts = await client.posts.list({ limit: 5 }).toArray();
+      console.log(`${accounts.length} account(s), ${posts.length} post(s)`);
+      span.end();
     });
-    const posts = await client.posts.list({ limit: 5 }).toArray();
-    console.log(`${posts.length} post(s)`);
   } finally {
-    stop();
+    unregister();
     await provider.shutdown();
+    trace.disable();
+    propagation.disable();
+    context.disable();
   }
 }
 

@@ -5,6 +5,7 @@ export interface BundleWhat {
   conditions?: string[];
   plugins?: import('esbuild').Plugin[];
   platform?: 'browser' | 'node';
+  external?: string[];
 }
 export const STUB_ERROR_CLASSES: import('esbuild').Plugin;
 export function bundleSize(what: BundleWhat): Promise<{ minBytes: number; gzipBytes: number }>;

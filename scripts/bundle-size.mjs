@@ -91,7 +91,7 @@ export const STUB_ERROR_CLASSES = {
 };
 
 /** The esbuild options a user's bundler comes closest to: one browser ESM file, minified. */
-function options({ file, specifier, names, conditions, plugins, platform = 'browser' }) {
+function options({ file, specifier, names, conditions, plugins, platform = 'browser', external }) {
   const from = JSON.stringify(specifier ?? (names === undefined ? undefined : `./${file}`));
   return {
     ...(file !== undefined && names === undefined
@@ -106,15 +106,18 @@ function options({ file, specifier, names, conditions, plugins, platform = 'brow
     tsconfigRaw: '{}',
     ...(conditions === undefined ? {} : { conditions }),
     ...(plugins === undefined ? {} : { plugins }),
+    // A peer dependency the app has anyway (`@opentelemetry/api` of the otel entry) stays an import.
+    ...(external === undefined ? {} : { external }),
     write: false,
     logLevel: 'silent',
   };
 }
 
 /**
- * @param {{ file?: string, specifier?: string, names?: string[], conditions?: string[], plugins?: import('esbuild').Plugin[], platform?: 'browser' | 'node' }} what
+ * @param {{ file?: string, specifier?: string, names?: string[], conditions?: string[], plugins?: import('esbuild').Plugin[], platform?: 'browser' | 'node', external?: string[] }} what
  *   a file path, or a package specifier; with `names`, only those exports of it (what a user's bundle of that import
- *   keeps); `plugins` change what is bundled (STUB_ERROR_CLASSES); `platform` 'node' for a Node-only entry
+ *   keeps); `plugins` change what is bundled (STUB_ERROR_CLASSES); `platform` 'node' for a Node-only entry;
+ *   `external`: packages left as imports
  * @returns {Promise<{ minBytes: number, gzipBytes: number }>}
  */
 export async function bundleSize(what) {

@@ -19,20 +19,22 @@ const MODULES = {
   postgres: ['@postsched/sdk/postgres', 'Tokens in a row of your PostgreSQL database (`PostgresTokenStore`), its table, key rotation.'],
   schedule: ['@postsched/sdk/schedule', 'Wall times in the user\'s time zone turned into instants, right across DST (`atLocalTime`, `weeklySlots`).'],
   tools: ['@postsched/sdk/tools', 'Tool definitions for AI agents (function calling and MCP), read-only unless told otherwise (`postschedTools`).'],
+  otel: ['@postsched/sdk/otel', 'The SDK in OpenTelemetry traces and metrics (`PostSchedInstrumentation`).'],
 };
 
 /** The order of the groups on every page. */
-const GROUP_ORDER = ['Client', 'OAuth and tokens', 'Stores', 'Rate limits', 'Webhooks', 'Schedule', 'Agent tools', 'Testing', 'Errors', 'Types', 'Schemas'];
+const GROUP_ORDER = ['Client', 'OAuth and tokens', 'Stores', 'Rate limits', 'Webhooks', 'Schedule', 'Agent tools', 'Observability', 'Testing', 'Errors', 'Types', 'Schemas'];
 
 /** Per module: group → names, the first ones first. Unlisted classes named `…Error` go to Errors. */
 const GROUPS = {
   '@postsched/sdk': {
-    Client: ['PostSched', 'UserClients', 'RateLimiter', 'PostSchedOptions', 'UserClientsOptions', 'RateLimiterOptions', 'RateLimitEvent', 'RateLimitState', 'APIPromise', 'Paginator', 'Posts', 'Accounts', 'Media', 'Analytics', 'PostSchedOverrides', 'SDK_VERSION', 'REQUEST_CHANNEL'],
+    Client: ['PostSched', 'UserClients', 'RateLimiter', 'PostSchedOptions', 'UserClientsOptions', 'RateLimiterOptions', 'RateLimitEvent', 'RateLimitState', 'APIPromise', 'Paginator', 'Posts', 'Accounts', 'Media', 'Analytics', 'PostSchedOverrides', 'SDK_VERSION'],
+    Observability: ['REQUEST_CHANNEL', 'CALL_CHANNEL', 'WAIT_CHANNEL', 'RequestTrace', 'CallTrace', 'WaitTrace'],
     'OAuth and tokens': ['OAuthClient', 'TokenManager', 'OAuthClientOptions', 'TokenManagerOptions', 'TokenSet', 'Scope', 'SCOPES', 'AuthorizationRequest', 'CallbackChecks', 'AccessTokenProvider', 'TokenRefresher', 'Auth', 'DEFAULT_EXPIRES_IN_SECONDS'],
     Stores: ['TokenStore', 'MemoryTokenStore', 'TokenStoreSetOptions', 'TokenStoreLockOptions'],
     Errors: ['PostSchedError', 'APIError', 'OAuthCallbackErrorCode', 'OAuthResponseErrorCode', 'ReauthorizationReason', 'TokenStoreOperation'],
     Schemas: ['PostSchema', 'AccountSchema', 'MediaItemSchema', 'PostAnalyticsSchema', 'CreatePostParamsSchema', 'UpdatePostParamsSchema'],
-    Types: ['Post', 'Account', 'MediaItem', 'PostAnalytics', 'PostCreateParams', 'PostUpdateParams', 'PostListParams', 'PostStatus', 'PostStatusFilter', 'AccountListParams', 'MediaUploadParams', 'MediaUploadOptions', 'UploadFile', 'UploadProgress', 'NodeReadableLike', 'ListParams', 'Page', 'RequestOptions', 'WriteRequestOptions', 'RawRequestOptions', 'RawWriteOptions', 'RawListOptions', 'RawQuery', 'WithResponse', 'RateLimitInfo', 'HeadersInput', 'AppInfo', 'Logger', 'Hooks', 'RequestHookInfo', 'ResponseHookInfo', 'RetryHookInfo', 'RequestTrace', 'FetchLike'],
+    Types: ['Post', 'Account', 'MediaItem', 'PostAnalytics', 'PostCreateParams', 'PostUpdateParams', 'PostListParams', 'PostStatus', 'PostStatusFilter', 'AccountListParams', 'MediaUploadParams', 'MediaUploadOptions', 'UploadFile', 'UploadProgress', 'NodeReadableLike', 'ListParams', 'Page', 'RequestOptions', 'WriteRequestOptions', 'RawRequestOptions', 'RawWriteOptions', 'RawListOptions', 'RawQuery', 'WithResponse', 'RateLimitInfo', 'HeadersInput', 'AppInfo', 'Logger', 'Hooks', 'RequestHookInfo', 'ResponseHookInfo', 'RetryHookInfo', 'FetchLike'],
   },
   '@postsched/sdk/webhooks': {
     Webhooks: ['createWebhookHandler', 'verifyWebhook', 'verifyWebhookRequest', 'signWebhook', 'webhookDedupeKey', 'WebhookHandlerOptions', 'WebhookHandler', 'WebhookEventHandlers', 'WebhookHandlerContext', 'WebhookErrorContext', 'WebhookDedupe', 'WebhookDedupeStore', 'WebhookClaim', 'WebhookClaimContext', 'WebhookClaimResult', 'WebhookClaimState', 'VerifyWebhookOptions', 'VerifyWebhookRequestOptions', 'VerifyWebhookClockOptions', 'SignWebhookOptions', 'WebhookSecret', 'WEBHOOK_SIGNATURE_HEADER', 'WEBHOOK_EVENT_TYPES', 'DEFAULT_WEBHOOK_MAX_BODY_BYTES', 'DEFAULT_WEBHOOK_TOLERANCE_SECONDS', 'NodeWebhookRequest', 'NodeWebhookResponse'],
@@ -53,7 +55,8 @@ const GROUPS = {
   },
   '@postsched/sdk/postgres': {
     Stores: ['PostgresTokenStore', 'PostgresTokenStoreOptions', 'createTokenTable', 'tokenTableSql', 'TokenTableOptions', 'rotateTokenEncryption', 'RotateTokenEncryptionOptions', 'TokenRotationResult', 'EncryptionKey', 'EncryptionKeyring'],
-    Errors: ['PostgresTokenStoreError', 'PostgresTokenStoreErrorCode', 'StoredTokensProblem'],
+    Webhooks: ['PostgresWebhookDedupe', 'PostgresWebhookDedupeOptions', 'createWebhookDedupeTable', 'webhookDedupeTableSql', 'WebhookDedupeTableOptions'],
+    Errors: ['PostgresTokenStoreError', 'PostgresTokenStoreErrorCode', 'StoredTokensProblem', 'WebhookDedupeUnavailableError', 'RedisWebhookDedupeOperation'],
     Types: ['PgPoolLike', 'PgResultLike'],
   },
   '@postsched/sdk/schedule': {
@@ -61,6 +64,8 @@ const GROUPS = {
   },
   '@postsched/sdk/tools': {
     'Agent tools': ['postschedTools', 'PostschedToolsOptions', 'PostschedTool', 'ToolResult', 'ToolCallOptions', 'ToolAnnotations', 'ToolJsonSchema', 'ToolAccess', 'MediaDownloadOptions'],
+  '@postsched/sdk/otel': {
+    Observability: ['PostSchedInstrumentation', 'PostSchedInstrumentationConfig'],
   },
 };
 const HIDDEN_STATICS = new Set(['[hasInstance]']);

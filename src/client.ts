@@ -28,7 +28,7 @@ export type { Hooks, RequestHookInfo, ResponseHookInfo, RetryHookInfo } from './
 export type { RawQuery, RawRequestOptions, RawWriteOptions } from './http/raw.js';
 export type { RateLimitInfo } from './core/rate-limit.js';
 export { RateLimiter, type RateLimiterOptions, type RateLimitEvent, type RateLimitState } from './http/rate-limiter.js';
-export { REQUEST_CHANNEL, type RequestTrace } from './http/tracing.js';
+export { CALL_CHANNEL, REQUEST_CHANNEL, WAIT_CHANNEL, type CallTrace, type RequestTrace, type WaitTrace } from './core/tracing.js';
 export { SDK_VERSION, type AppInfo } from './core/user-agent.js';
 export type { HeadersInput, RequestOptions, WriteRequestOptions } from './http/options.js';
 export type { UploadFile, UploadProgress, NodeReadableLike } from './http/multipart.js';

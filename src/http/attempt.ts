@@ -1,6 +1,6 @@
 /**
  * One record of each attempt, fanned out to every listener that is set: the logger's line (logger.ts), the
- * `onRequest` / `onResponse` / `onRetry` views (hooks.ts) and the `postsched:request` TracingChannel (tracing.ts).
+ * `onRequest` / `onResponse` / `onRetry` views (hooks.ts) and the `postsched:request` TracingChannel (core/tracing.ts).
  * The record is the trace context itself (`RequestTrace`: method, route template, origin, attempt, then status and
  * duration): nothing in it can hold a secret. The log line and the hook views are made from it and from the call's
  * URL, each scrubbed where it is made. With no listener set, nothing is built: one check per attempt.
@@ -9,7 +9,7 @@ import { TimeoutError } from '../core/errors.js';
 import { errorName } from '../core/scrub.js';
 import { callHook, headersView, requestIdOf, type Hooks, type RetryHookInfo } from './hooks.js';
 import { logAttempt, type Logger } from './logger.js';
-import { isTraced, requestChannel, type RequestTrace } from './tracing.js';
+import { isTraced, requestChannel, type RequestTrace } from '../core/tracing.js';
 
 /** Who listens to a client's calls (its `PipelineConfig`). */
 export interface Listeners {
@@ -30,7 +30,8 @@ export interface ObservedCall {
 
 /**
  * Runs `send`, attempt number `attempt` of `call`, and tells each listener that is set: `onRequest` (with the
- * request's `headers`, shown without credentials), the trace around it, then the log line and `onResponse`.
+ * request's `headers`, shown without credentials), the trace around it (`send` gets the trace headers its subscriber
+ * set), then the log line and `onResponse`.
  */
 export function observe(
   listeners: Listeners,
@@ -38,14 +39,14 @@ export function observe(
   attempt: number,
   token: string,
   headers: Headers,
-  send: () => Promise<Response>,
+  send: (traceHeaders?: Readonly<Record<string, string>>) => Promise<Response>,
 ): Promise<Response> {
   const { hooks, logger } = listeners;
   const channel = requestChannel();
   const traced = isTraced(channel);
   if (!traced && logger === undefined && hooks.onRequest === undefined && hooks.onResponse === undefined) return send();
 
-  const record: RequestTrace = { method: call.method, route: call.route, origin: listeners.origin, attempt };
+  const record: RequestTrace = { method: call.method, route: call.route, origin: listeners.origin, url: call.url, attempt };
   const url = new URL(call.url);
   const { method, route } = record;
   callHook(hooks.onRequest, () => ({ method, url: url.href, route, attempt, headers: headersView(headers, token) }));
@@ -54,7 +55,8 @@ export function observe(
   // The traced function returns nothing: the channel would put its result on the context.
   const run = async (): Promise<void> => {
     try {
-      response = await send();
+      // A subscriber's trace context (`traceparent` …), set on `start`, goes with this attempt.
+      response = await send(record.traceHeaders);
       record.status = response.status;
     } finally {
       record.durationMs = performance.now() - started;

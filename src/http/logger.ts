@@ -4,7 +4,7 @@
  * `redact` (the secrets module) is a second fence for the free text of error messages.
  */
 import { redact } from '../core/scrub.js';
-import type { RequestTrace } from './tracing.js';
+import type { RequestTrace } from '../core/tracing.js';
 
 /**
  * Anything with a console-style `debug` method: `console`, a pino or a winston logger.

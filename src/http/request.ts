@@ -13,6 +13,8 @@
  *   during a wait is sent), then tells the limiter what the answer said (`#attempt`);
  * - each attempt is reported once to the logger, the hooks and the TracingChannel (`#attempt` → attempt.ts:
  *   ky's hooks see no time-out and no answer's duration);
+ * - each call runs inside its `postsched:call` trace (`#execute`, core/tracing.ts): its waits, token requests and
+ *   attempts; a trace subscriber's `traceparent` goes with each attempt (`withTraceHeaders`);
  * - the answer read up to `maxResponseBytes` inside the attempt's time-out, and a streamed upload attached by the
  *   attempt, never given to ky, whose per-attempt `Request.clone()` would tee it (`#fetch`);
  * - the token goes only to the base URL's origin: redirects are answered (`redirect: 'manual'`), never followed.
@@ -27,6 +29,7 @@ import { ConnectionError, RateLimitError, RedirectError, TimeoutError } from '..
 import { checkOptions, integerOption, invalidOption, MAX_RETRIES, MAX_TIMEOUT_MS } from '../core/invalid-option.js';
 import { describeNetworkError, sanitizeCause } from '../core/scrub.js';
 import { sleep, within } from '../core/time-bound.js';
+import { publishWait, traceCall } from '../core/tracing.js';
 import { apiError, parse } from './answer.js';
 import { APIPromise, type PipelineResult } from './api-promise.js';
 import { observe, retrying, type ObservedCall } from './attempt.js';
@@ -90,6 +93,12 @@ export class Pipeline {
   async #execute<T>(specOrBuild: RequestSpec<T> | (() => RequestSpec<T>)): Promise<PipelineResult<T>> {
     const spec = typeof specOrBuild === 'function' ? specOrBuild() : specOrBuild;
     const [call, options] = this.#prepare(spec);
+    // The call on `postsched:call`: its waits, token requests and attempts (all in ky's run) happen inside it.
+    return traceCall(() => ({ method: call.method, route: call.route, origin: this.#config.origin }), () => this.#run(spec, call, options));
+  }
+
+  /** ky runs the call's attempts; a failure becomes the SDK's error, an answer is parsed. */
+  async #run<T>(spec: RequestSpec<T>, call: Call<T>, options: KyOptions): Promise<PipelineResult<T>> {
     let response: Response;
     try {
       response = await ky(call.url, options);
@@ -154,7 +163,7 @@ export class Pipeline {
     const turnAndToken: BeforeRequestHook = async (request) => {
       const limiter = config.rateLimiter;
       const turn = limiter.take(this.#limitKey);
-      call.window = turn === GO ? 0 : await waitTurn(limiter, this.#limitKey, turn, call);
+      call.window = turn === GO ? 0 : await waitTurn(limiter, this.#limitKey, turn, call, config.origin);
       // The token, before the attempt's time-out starts: at hand (a fixed token, a fresh cached one) without a wait.
       const token = call.fresh ?? this.#tokens.peek() ?? (await tokenWait(this.#tokens.get(), call));
       call.tokens.push(token);
@@ -191,7 +200,7 @@ export class Pipeline {
     let response: Response;
     this.#sending++;
     try {
-      response = await observe(this.#config, call, tokens.length, token, request.headers, () => untilAborted(this.#fetch(request, init, call), request.signal, call));
+      response = await observe(this.#config, call, tokens.length, token, request.headers, (trace) => untilAborted(this.#fetch(withTraceHeaders(request, trace), init, call), request.signal, call));
     } finally {
       this.#sending--;
     }
@@ -279,6 +288,12 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, call: Call<un
   });
 }
 
+/** `request` with a trace subscriber's `traceparent` … (core/tracing.ts) set, never one that replaces the credentials. */
+function withTraceHeaders(request: Request, trace: Readonly<Record<string, string>> | undefined): Request {
+  if (trace !== undefined) for (const [name, value] of Object.entries(trace)) if (name.toLowerCase() !== 'authorization') request.headers.set(name, value);
+  return request;
+}
+
 /** `url` with the query's defined parameters, as ky's `searchParams` would add them. */
 function withQuery(url: string, query: Record<string, string | number | boolean | undefined> | undefined): string {
   if (query === undefined) return url;
@@ -305,16 +320,19 @@ function jsonText(value: unknown, extraBody: unknown): string {
  * `maxRetryAfterMs`; else the wait (plus its random spread), then the turn asked again. Ended by the caller's signal;
  * counted in the key's `queued`. Resolves with the quota window of the turn taken.
  */
-async function waitTurn(limiter: RateLimiter, key: string, first: Turn | Promise<Turn>, { signal, rules }: Call<unknown>): Promise<number> {
+async function waitTurn(limiter: RateLimiter, key: string, first: Turn | Promise<Turn>, call: Call<unknown>, origin: string): Promise<number> {
+  const { signal, rules } = call;
   for (let turn = await first; ; turn = await limiter.take(key)) {
     const ms = turn.waitMs;
     if (ms <= 0) return turn.window;
     if (ms > rules.maxRetryAfterMs) {
       throw new RateLimitError(429, undefined, new Headers(), `Rate limited: the service asked to wait ${Math.ceil(ms / 1000)} s, longer than maxRetryAfterMs (${rules.maxRetryAfterMs} ms); nothing was sent. Try again after error.retryAt.`, ms);
     }
+    const waitMs = ms + Math.random() * turn.spreadMs;
+    publishWait(() => ({ method: call.method, route: call.route, origin, waitMs }));
     limiter.queue(key, 1);
     try {
-      await sleep(ms + Math.random() * turn.spreadMs, signal);
+      await sleep(waitMs, signal);
     } finally {
       limiter.queue(key, -1);
     }

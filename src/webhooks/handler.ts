@@ -63,7 +63,12 @@ export interface WebhookHandlerOptions extends VerifyWebhookClockOptions {
    */
   onError?: ((error: unknown, context: WebhookErrorContext) => unknown) | undefined;
   /** Where the default `onError` warns of refused deliveries (400), once per `reason` per minute. Default `console`. */
-  logger?: { warn(message: string): unknown } | undefined;
+  logger?:
+    | {
+        /** Given one line per refused delivery's `reason` per minute; what it returns is ignored. */
+        warn(message: string): unknown;
+      }
+    | undefined;
   /**
    * Where events being handled and handled are kept, so that each event's handler succeeds once however often and
    * wherever the service delivers it (see `WebhookDedupe` and `webhookDedupeKey`). Default: this process's memory,

@@ -5,7 +5,7 @@
 import diagnostics_channel from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PostSched, RateLimitError, REQUEST_CHANNEL, SDK_VERSION, ValidationError, type RequestTrace } from '@postsched/sdk';
+import { CALL_CHANNEL, MemoryTokenStore, OAuthClient, PostSched, RateLimitError, REQUEST_CHANNEL, SDK_VERSION, TokenManager, ValidationError, type CallTrace, type RequestTrace } from '@postsched/sdk';
 
 const BASE = 'https://api.postsched.test/v1';
 const TOKEN = 'tok_secret_observe_1';
@@ -143,9 +143,62 @@ describe('tracing on the postsched:request TracingChannel', () => {
     await sdk.posts.create({ account_ids: ['acc_1'], publish_at: new Date(Date.now() + 86_400_000), text: 'secret text' });
     for (const { context } of events) {
       expect(Object.keys(context).sort()).toEqual(expect.arrayContaining(['attempt', 'method', 'origin', 'route']));
-      expect(Object.keys(context).every((key) => ['attempt', 'method', 'origin', 'route', 'status', 'durationMs', 'error', 'result'].includes(key))).toBe(true);
+      expect(Object.keys(context).every((key) => ['attempt', 'method', 'origin', 'route', 'url', 'status', 'durationMs', 'error', 'result'].includes(key))).toBe(true);
       expect(context).not.toHaveProperty('result', expect.anything()); // the traced function returns nothing
       expect(JSON.stringify(context)).not.toMatch(/tok_secret|secret text|authorization/i);
+    }
+  });
+
+  it('publishes each call on postsched:call around its attempts, the token request its 401 needed inside it, with its grant type', async () => {
+    const calls = diagnostics_channel.tracingChannel(CALL_CHANNEL);
+    const order: string[] = [];
+    const callHandlers = {
+      start: (c: unknown) => order.push(`call ${(c as CallTrace).method} ${(c as CallTrace).route}`),
+      asyncEnd: () => order.push('call end'),
+      end() {},
+      asyncStart() {},
+      error() {},
+    };
+    const requestHandlers = {
+      start: (c: unknown) => order.push(`request ${(c as RequestTrace).method} ${(c as RequestTrace).route} ${(c as RequestTrace).grantType ?? (c as RequestTrace).attempt}`),
+      end() {},
+      asyncStart() {},
+      asyncEnd() {},
+      error() {},
+    };
+    const fetch = async (input: string | Request, init?: RequestInit): Promise<Response> => {
+      const request = new Request(input, init);
+      if (request.url.endsWith('/oauth/token')) return Response.json({ access_token: 'tok_secret_fresh', token_type: 'Bearer', expires_in: 3600, refresh_token: 'rt_secret_2' });
+      return request.headers.get('authorization') === 'Bearer tok_secret_fresh' ? Response.json(POST) : new Response(null, { status: 401 });
+    };
+    const oauth = new OAuthClient({ baseUrl: BASE, clientId: 'client_1', clientSecret: 'cs_secret', redirectUri: 'https://app.example/cb', fetch });
+    const store = new MemoryTokenStore({ accessToken: 'tok_secret_old', refreshToken: 'rt_secret_1', expiresAt: Date.now() + 3_600_000, scopes: [], tokenType: 'bearer' });
+    const sdk = new PostSched({ baseUrl: BASE, auth: new TokenManager({ oauth, store }), fetch });
+    calls.subscribe(callHandlers);
+    channel.subscribe(requestHandlers);
+    try {
+      await sdk.posts.get('post_1');
+    } finally {
+      calls.unsubscribe(callHandlers);
+      channel.unsubscribe(requestHandlers);
+    }
+    expect(order).toEqual(['call GET /posts/{id}', 'request GET /posts/{id} 1', 'request POST /v1/oauth/token refresh_token', 'request GET /posts/{id} 2', 'call end']);
+    expect(JSON.stringify(order)).not.toMatch(/secret/);
+  });
+
+  it('sends the trace headers a subscriber sets on start with that attempt, never one that replaces the token', async () => {
+    let n = 0;
+    const setHeaders = { ...handlers, start: (context: unknown) => void ((context as RequestTrace).traceHeaders = { traceparent: `tp-${++n}`, Authorization: 'Bearer other' }) };
+    channel.subscribe(setHeaders);
+    try {
+      const { sdk, seen } = client((_r, k) => (k === 1 ? Response.json({}, { status: 503, headers: { 'retry-after': '0' } }) : Response.json(POST)));
+      await sdk.posts.get('post_1');
+      expect(seen.map((r) => [r.headers.get('authorization'), r.headers.get('traceparent')])).toEqual([
+        [`Bearer ${TOKEN}`, 'tp-1'],
+        [`Bearer ${TOKEN}`, 'tp-2'],
+      ]);
+    } finally {
+      channel.unsubscribe(setHeaders);
     }
   });
 

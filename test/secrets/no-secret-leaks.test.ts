@@ -4,6 +4,7 @@
  * 401/403/404/429/5xx, time-outs, refused connections, bad input, failing token stores, webhook failures),
  * searched for every client secret, code, verifier, access and refresh token and webhook secret used.
  * The tokens and codes the fake issues are recorded off the wire, so the search knows their exact values.
+ * PostSchedInstrumentation is registered throughout: every span name, attribute, event and metric is searched too.
  */
 import { createServer } from 'node:net';
 import { inspect } from 'node:util';
@@ -19,6 +20,8 @@ import {
 } from '@postsched/sdk';
 import { signWebhook, verifyWebhook } from '@postsched/sdk/webhooks';
 import { createFakeService, type FakeService, type ListeningFakeService } from '@postsched/sdk/testing';
+import { PostSchedInstrumentation } from '@postsched/sdk/otel';
+import { setUpTelemetry, type Telemetry } from '../otel/otel-setup.js';
 
 const CLIENT_SECRET = 'cs_LEAKCHECK_client_9f2e7a';
 const WRONG_CLIENT_SECRET = 'cs_LEAKCHECK_wrong_41b0c3';
@@ -36,6 +39,8 @@ const logger = { debug: (...args: unknown[]) => logLines.push(args.map((a) => (t
 
 let fake: FakeService;
 let server: ListeningFakeService;
+let telemetry: Telemetry;
+let instrumentation: PostSchedInstrumentation;
 
 /** A fetch for the OAuthClient that records the secrets crossing the wire: form fields out, tokens back. */
 const recordingFetch: FetchLike = async (input, init) => {
@@ -124,9 +129,13 @@ beforeAll(async () => {
   }
   fake = createFakeService({ apps: [APP] });
   server = await fake.listen();
+  telemetry = setUpTelemetry();
+  instrumentation = new PostSchedInstrumentation();
 });
 
 afterAll(async () => {
+  instrumentation?.disable();
+  await telemetry?.close();
   vi.restoreAllMocks();
   await fake?.close();
 });
@@ -242,8 +251,15 @@ describe('no secret in any error, log line or rendering', () => {
     await failure('signature with the secret in it', () => verifyWebhook({ body, signature: `t=1,v1=${WEBHOOK_SECRET}`, secret: WEBHOOK_SECRET }));
   });
 
-  it('none of it shows any secret used', () => {
+  it('none of it shows any secret used', async () => {
     expect(errorNames.length).toBeGreaterThanOrEqual(30);
+    // The spans and metrics of every call and token request above: names, attributes, events, status.
+    const spans = telemetry.spans();
+    expect(spans.filter((span) => span.name.endsWith('/oauth/token')).length).toBeGreaterThan(10);
+    for (const span of spans) rendered.push({ what: `span ${span.name}`, text: render({ name: span.name, attributes: span.attributes, events: span.events, status: span.status }) });
+    for (const name of ['http.client.request.duration', 'postsched.token.refresh.duration', 'postsched.rate_limiter.wait.duration']) {
+      rendered.push({ what: `metric ${name}`, text: render(await telemetry.histogram(name)) });
+    }
     expect(logLines.length).toBeGreaterThan(10);
     for (const line of logLines) rendered.push({ what: 'log line', text: line });
     for (const line of consoleLines) rendered.push({ what: 'console', text: line });
