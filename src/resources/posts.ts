@@ -103,28 +103,33 @@ function tomorrowAt0930(): string {
   return day.toISOString().replace('.000Z', 'Z');
 }
 
+/** The accounts to publish to: at least one id. */
+const accountIds = /* @__PURE__ */ idList('account id', true);
+/** When to publish: a `Date` or an ISO 8601 string with a time zone. */
+const publishAt = /* @__PURE__ */ z.custom<Date | string>(isPublishAt, { error: (issue) => publishAtProblem(issue.input) });
+/** The post's text. */
+const postText = /* @__PURE__ */ z.optional(/* @__PURE__ */ inputString());
+/** Ids of uploaded media to attach. */
+const mediaIds = /* @__PURE__ */ z.optional(/* @__PURE__ */ idList('media id', false));
+
 /**
  * What `posts.create` takes: `account_ids` (at least one id) and `publish_at` (a `Date` or an ISO 8601 date-time
  * with a time zone) required, `text` and `media_ids` optional, no other field (those go in `extraBody`). A time in
  * the past or a text too long is for the service to judge: its 422 names the field. The schema behind
  * `PostCreateParams`; each issue's message says what is wrong with the field.
  */
-export const CreatePostParamsSchema = /* @__PURE__ */ inputObject({
-  /** The accounts to publish to: at least one id. */
-  account_ids: /* @__PURE__ */ idList('account id', true),
-  /** When to publish: a `Date` or an ISO 8601 string with a time zone. */
-  publish_at: /* @__PURE__ */ z.custom<Date | string>(isPublishAt, { error: (issue) => publishAtProblem(issue.input) }),
-  /** The post's text. */
-  text: /* @__PURE__ */ z.optional(/* @__PURE__ */ inputString()),
-  /** Ids of uploaded media to attach. */
-  media_ids: /* @__PURE__ */ z.optional(/* @__PURE__ */ idList('media id', false)),
-});
+export const CreatePostParamsSchema = /* @__PURE__ */ inputObject({ account_ids: accountIds, publish_at: publishAt, text: postText, media_ids: mediaIds });
 
 /**
  * What `posts.update` takes: any of the fields of `CreatePostParamsSchema`, none required. The schema behind
- * `PostUpdateParams`.
+ * `PostUpdateParams`. (Written out: `z.partial(CreatePostParamsSchema)` adds 0.45 KB gz of zod to every bundle.)
  */
-export const UpdatePostParamsSchema = /* @__PURE__ */ z.partial(CreatePostParamsSchema);
+export const UpdatePostParamsSchema = /* @__PURE__ */ inputObject({
+  account_ids: /* @__PURE__ */ z.optional(accountIds),
+  publish_at: /* @__PURE__ */ z.optional(publishAt),
+  text: postText,
+  media_ids: mediaIds,
+});
 
 const createShape: InputShape = { call: 'posts.create', schema: CreatePostParamsSchema, escapeHatch: 'extraBody' };
 const updateShape: InputShape = { call: 'posts.update', schema: UpdatePostParamsSchema, escapeHatch: 'extraBody' };
