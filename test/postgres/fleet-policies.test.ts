@@ -21,5 +21,5 @@ afterAll(async () => {
 });
 
 describe('every refresh-token policy × fault, 4 processes on PostgreSQL', () => {
-  policyMatrix(() => ({ kind: 'postgres', url: server.url }), (f) => (fleet = f));
+  policyMatrix(() => ({ kind: 'postgres', url: server.url }), (f) => (fleet = f), { commandTimeoutMs: 4_000, storeTimeoutMs: 4_500 });
 });

@@ -21,5 +21,5 @@ afterAll(async () => {
 });
 
 describe('every refresh-token policy × fault, 4 processes on Redis', () => {
-  policyMatrix(() => ({ kind: 'ioredis', url: server.url }), (f) => (fleet = f));
+  policyMatrix(() => ({ kind: 'ioredis', url: server.url }), (f) => (fleet = f), { commandTimeoutMs: 2_000, storeTimeoutMs: 2_500 });
 });
