@@ -124,6 +124,18 @@ export function findCode(error: unknown): string | undefined {
   return walkCauses(error, (code) => (typeof code === 'string' ? code : undefined), ([first]) => first);
 }
 
+/** Error codes of Node / undici proving the request was never sent: nothing reached the service. */
+const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * True when the cause chain of a connection failure holds a code proving that nothing was sent
+ * (connection refused, DNS failure). Walks `cause` and `AggregateError.errors` (happy eyeballs).
+ */
+export function requestNeverLeft(error: unknown): boolean {
+  const neverSent = (code: unknown) => (typeof code === 'string' && NEVER_SENT_CODES.has(code)) || undefined;
+  return walkCauses(error, neverSent, (answers) => answers.every(Boolean) || undefined) === true;
+}
+
 /**
  * The one walk of an error's cause chain, at most 8 links deep: `at` reads each link's `code` and answers, or says
  * `undefined` to go on; an `AggregateError`'s `errors` (happy eyeballs: one per address) are walked each, and `all`

@@ -10,7 +10,7 @@
  * - a body that cannot be replayed (a stream) is never re-sent.
  */
 import { ConnectionError, TimeoutError } from '../core/errors.js';
-import { walkCauses } from '../core/scrub.js';
+import { requestNeverLeft } from '../core/scrub.js';
 
 /** What the decision needs to know about one call. */
 export interface RetryRules {
@@ -30,8 +30,6 @@ const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', '
 const RETRY_STATUS_CODES = [408, 429, 500, 502, 503, 504];
 /** RFC 6585 §4 (429) and RFC 9110 §10.2.3 (503) define `Retry-After` on these answers. */
 const RETRY_AFTER_STATUS_CODES = [429, 503];
-/** Error codes of Node / undici proving the request was never sent: nothing reached the service. */
-const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 const BACKOFF_LIMIT_MS = 8_000;
 
 /**
@@ -58,15 +56,6 @@ export function retryDelay(answer: Response | undefined, failure: unknown, retri
   // Exponential backoff 0.5 s, 1 s, 2 s … capped at 8 s, less up to 25 % jitter so that many clients failing
   // together do not come back together.
   return Math.min(BACKOFF_LIMIT_MS, 500 * 2 ** retries) * (1 - Math.random() * 0.25);
-}
-
-/**
- * True when the cause chain of a connection failure holds a code proving that nothing was sent
- * (connection refused, DNS failure). Walks `cause` and `AggregateError.errors` (happy eyeballs).
- */
-export function requestNeverLeft(error: unknown): boolean {
-  const neverSent = (code: unknown) => (typeof code === 'string' && NEVER_SENT_CODES.has(code)) || undefined;
-  return walkCauses(error, neverSent, (answers) => answers.every(Boolean) || undefined) === true;
 }
 
 /**

@@ -53,7 +53,12 @@ export type ReauthorizationReason =
   /** The token store holds no tokens yet: run the authorization flow and call `setTokens` (`users.connect` for a `UserClients` user). */
   | 'no_tokens'
   /** The access token expired and the service never issued a refresh token. */
-  | 'no_refresh_token';
+  | 'no_refresh_token'
+  /**
+   * A refresh got no answer after it left (reset, time-out): the service may have rotated the refresh token with the
+   * answer lost. It was sent again at once with the same token, and refused: the newest token never arrived.
+   */
+  | 'refresh_outcome_unknown';
 
 /**
  * The tokens cannot be renewed without the user: send them through the authorization flow again.
@@ -101,6 +106,9 @@ const REAUTHORIZATION_MESSAGES: Record<ReauthorizationReason, (description: stri
     `No tokens are stored yet: authorize the user, then pass the TokenSet from \`oauth.exchangeCode()\` to \`${userClients ? 'users.connect(userId, tokens)' : 'manager.setTokens(tokens)'}\`.`,
   no_refresh_token: () =>
     'The access token expired and there is no refresh token to renew it. The user must authorize the app again.',
+  refresh_outcome_unknown: () =>
+    'A token refresh got no answer (the service may have rotated the refresh token), and the same token sent again was refused. ' +
+    'The user must authorize the app again.',
 };
 
 /** What went wrong with the callback, as a machine-readable code. */

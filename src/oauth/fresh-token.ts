@@ -36,23 +36,29 @@ export class FreshToken {
   isUsable(tokens: TokenSet, rejected: string | undefined): boolean {
     if (tokens.accessToken === rejected) return false;
     const held = this.tokens;
-    const freshUntil = held !== undefined && sameTokens(held, tokens) ? this.#freshUntil : tokens.expiresAt - this.refreshMarginMs;
-    return Date.now() < freshUntil;
+    return Date.now() < (held !== undefined && sameTokens(held, tokens) ? this.#freshUntil : this.#until(tokens, Date.now()));
   }
 
   /**
-   * Makes `tokens` (which the store holds) the ones handed out. Tokens this manager obtained are refreshed at most
-   * half their lifetime early, and used for at least `MIN_REFRESH_INTERVAL_MS`; the same tokens again keep their expiry.
+   * Makes `tokens` (which the store holds) the ones handed out. They are refreshed at most half their lifetime early,
+   * counted from when this manager obtained them or first saw them in the store: a service answering an `expires_in`
+   * under the margin (a grant's last minutes) gets one refresh per token from the fleet, not one per call of every
+   * process that did not obtain it. Tokens this manager obtained are used for at least `MIN_REFRESH_INTERVAL_MS`;
+   * the same tokens again keep their expiry.
    */
   hold(tokens: TokenSet, { obtainedAt }: HoldOptions = {}): TokenSet {
     const previous = this.tokens;
     if (obtainedAt !== undefined) {
-      const margin = Math.min(this.refreshMarginMs, Math.max(0, tokens.expiresAt - obtainedAt) / 2);
-      this.#freshUntil = Math.max(tokens.expiresAt - margin, Date.now() + MIN_REFRESH_INTERVAL_MS);
+      this.#freshUntil = Math.max(this.#until(tokens, obtainedAt), Date.now() + MIN_REFRESH_INTERVAL_MS);
     } else if (previous === undefined || !sameTokens(previous, tokens)) {
-      this.#freshUntil = tokens.expiresAt - this.refreshMarginMs;
+      this.#freshUntil = this.#until(tokens, Date.now());
     }
     this.tokens = tokens;
     return tokens;
+  }
+
+  /** Until when `tokens`, obtained or first seen at `since`, are handed out: the margin is at most half their lifetime. */
+  #until(tokens: TokenSet, since: number): number {
+    return tokens.expiresAt - Math.min(this.refreshMarginMs, Math.max(0, tokens.expiresAt - since) / 2);
   }
 }

@@ -28,9 +28,9 @@ export interface TokenManagerOptions {
    */
   store?: TokenStore;
   /**
-   * How long before `expiresAt` a token counts as expired and is refreshed, in ms. Default 60 000. For a token
-   * this manager obtained, it is at most half the token's lifetime (a 30 s token is used for 15 s, not refreshed
-   * on every call).
+   * How long before `expiresAt` a token counts as expired and is refreshed, in ms. Default 60 000. It is at most half
+   * the token's lifetime, counted from when this manager obtained it or first read it from the store (a 30 s token is
+   * used for 15 s, not refreshed on every call of every process).
    */
   refreshMarginMs?: number;
   /**

@@ -5,6 +5,8 @@
  * `onTokens`), and the lock released. It calls down only: the store adapter (I/O, no state), the fresh-token cache,
  * the process's memory of rotations.
  */
+import { ConnectionError, TimeoutError } from '../core/errors.js';
+import { requestNeverLeft } from '../core/scrub.js';
 import { timeBound, within } from '../core/time-bound.js';
 import { ReauthorizationRequiredError, TokenStoreError } from './errors.js';
 import type { FreshToken, HoldOptions } from './fresh-token.js';
@@ -112,11 +114,11 @@ export class TokenRefresh {
     if (fresh.isUsable(stored, rejected)) return this.#use(stored);
     if (!store.locks) return this.#refresh(stored, { rejected, inLock: false });
     return this.#withLock(
-      async () => {
+      async (resent) => {
         // Read again: another process may have refreshed while this one waited for the lock.
         const current = await this.#current();
         if (fresh.isUsable(current, rejected)) return this.#use(current);
-        return this.#refresh(current, { rejected, inLock: true });
+        return this.#refresh(current, { rejected, inLock: true, resent });
       },
       (current) => this.#useHolders(stored, store.check(current), rejected),
     );
@@ -164,19 +166,21 @@ export class TokenRefresh {
    * own settling (its release) is awaited at most `storeTimeoutMs`: `run`'s outcome then stands, so a store whose
    * release hangs cannot hang this manager. A refresh whose save failed keeps the lock until the save lands
    * (`#landing`), and its outcome (the error) is returned at once. `whileWaiting` goes to the store (see
-   * `TokenStoreLockOptions`): a store that watches its tokens ends the wait with the holder's result.
+   * `TokenStoreLockOptions`): a store that watches its tokens ends the wait with the holder's result. `run` is told
+   * whether the lock was taken over from a holder that never released it (`onTakeover`): its refresh's outcome is unknown.
    */
-  async #withLock(run: () => Promise<TokenSet>, whileWaiting: (stored: TokenSet | undefined) => TokenSet | undefined): Promise<TokenSet> {
+  async #withLock(run: (resent: boolean) => Promise<TokenSet>, whileWaiting: (stored: TokenSet | undefined) => TokenSet | undefined): Promise<TokenSet> {
     const { store, lockTimeoutMs, storeTimeoutMs, oauth } = this.#options;
     let abandoned = false;
     let outcome: Promise<TokenSet> | undefined;
     let started!: () => void;
+    let takenOver = false;
     const running = new Promise<void>((resolve) => (started = resolve));
     const locked = store.lock(
       async () => {
         if (abandoned) throw new TokenStoreError('lock', new Error('the lock was granted after the manager gave up waiting'));
         started();
-        const ran = (outcome = run());
+        const ran = (outcome = run(takenOver));
         await ran.then(noop, noop);
         // Refreshed tokens not saved yet: no other process may refresh from the store (with the refresh token they
         // replace) until they are in it. The lock is held, and extended, until then.
@@ -185,11 +189,13 @@ export class TokenRefresh {
       },
       {
         whileWaiting: (stored) => (abandoned ? undefined : whileWaiting(stored)),
-        // The lease outlives the refresh and its save even in a process that stops running meanwhile (no extension).
-        leaseMs: (oauth.timeoutMs ?? DEFAULT_REFRESH_BOUND_MS) + storeTimeoutMs,
+        // The lease outlives the refresh (sent twice at most: `#send`) and its save even in a process that stops
+        // running meanwhile (no extension).
+        leaseMs: 2 * (oauth.timeoutMs ?? DEFAULT_REFRESH_BOUND_MS) + storeTimeoutMs,
         // A holder whose lease lapsed while its save was failing (its store down past the lease) retries the save
         // at least every SAVE_RETRY_MAX_MS, each try bounded by storeTimeoutMs: its tokens are waited for that long.
         pendingSaveMs: storeTimeoutMs + SAVE_RETRY_MAX_MS,
+        onTakeover: () => (takenOver = true),
       },
     );
     const granted = await timeBound(() => Promise.race([locked, running]), lockTimeoutMs, () => {
@@ -228,9 +234,10 @@ export class TokenRefresh {
 
   /**
    * Refreshes `stored` (shared with every manager of the process holding its refresh token), then saves the result.
-   * `retried`: a second refresh, of tokens found in the store after the first was refused, never a third.
+   * `retried`: a second refresh, of tokens found in the store after the first was refused, never a third. `resent`:
+   * the refresh token may have been sent already by a holder of the lock that never released it (see `#send`).
    */
-  async #refresh(stored: TokenSet, options: { rejected: string | undefined; inLock: boolean; retried?: boolean }): Promise<TokenSet> {
+  async #refresh(stored: TokenSet, options: { rejected: string | undefined; inLock: boolean; retried?: boolean; resent?: boolean }): Promise<TokenSet> {
     const { oauth, store, fresh } = this.#options;
     if (stored.refreshToken === undefined) throw new ReauthorizationRequiredError('no_refresh_token');
     // Refused before in this process, and still what the store holds (just read): never sent again.
@@ -239,8 +246,7 @@ export class TokenRefresh {
     const startedAt = Date.now();
     let obtained: TokenSet;
     try {
-      // Never sent once seen replaced: the successor is returned instead.
-      obtained = await refreshOnce(oauth, stored);
+      obtained = await this.#send(stored, options.resent === true && options.retried !== true);
     } catch (error) {
       if (!(error instanceof ReauthorizationRequiredError)) throw error;
       // `invalid_grant` (Assumptions: refresh token lifetime) is concluded only after a re-read: if someone stored
@@ -259,6 +265,31 @@ export class TokenRefresh {
       return this.#refresh(current, { ...options, retried: true });
     }
     return this.#save({ tokens: store.stamp(obtained), expected: stored.refreshToken, startedAt }, options.inLock);
+  }
+
+  /**
+   * Refreshes `stored` (never sent once seen replaced: the successor is returned instead). A refresh whose outcome is
+   * unknown (it left, and no answer came: reset, time-out) is sent again at once, once, with the same refresh token:
+   * the service may have rotated it with the answer lost, and a window (overlap, retain-until-used, static tokens) still
+   * accepts it. Refused then, the newest token never arrived: `refresh_outcome_unknown`, never sent again. `resent`:
+   * a holder of the lock that died or stalled may have sent it (`onTakeover`): this refresh is that resend.
+   */
+  async #send(stored: TokenSet, resent: boolean): Promise<TokenSet> {
+    const { oauth, store } = this.#options;
+    if (!resent) {
+      try {
+        return await refreshOnce(oauth, stored);
+      } catch (error) {
+        if (!(error instanceof TimeoutError || (error instanceof ConnectionError && !requestNeverLeft(error)))) throw error;
+      }
+    }
+    try {
+      return await refreshOnce(oauth, stored);
+    } catch (error) {
+      if (!(error instanceof ReauthorizationRequiredError && error.reason === 'invalid_grant')) throw error;
+      const { error_description, error_uri, status } = error;
+      throw new ReauthorizationRequiredError('refresh_outcome_unknown', { error_description, error_uri, status, userClients: store.forUser });
+    }
   }
 
   /**

@@ -110,6 +110,13 @@ export interface TokenStoreLockOptions<T> {
    * grant revoked. The manager passes `storeTimeoutMs` + 1 s (a live holder retries its save at least every second).
    */
   pendingSaveMs?: number;
+  /**
+   * For a store whose lock is a lease that expires: called before `fn` runs when the lease was taken from a holder
+   * whose lease expired without being released (its process died or stalled, maybe between a refresh's answer and
+   * its save). The manager's refresh inside is then a resend of one whose outcome is unknown: refused, it is reported
+   * as `refresh_outcome_unknown`.
+   */
+  onTakeover?: () => void;
 }
 
 /** What the request pipeline needs from a token source; `TokenManager` implements it. */

@@ -113,6 +113,7 @@ export class LeaseLock {
     const acquiredAt = performance.now();
     holdsRunning++;
     try {
+      if (taken === 'expired') options?.onTakeover?.();
       if (taken === 'expired' && whileWaiting !== undefined) {
         const saved = await this.#awaitPendingSave(whileWaiting, options?.pendingSaveMs ?? 0);
         if (saved !== undefined) return saved.result;

@@ -9,7 +9,7 @@ import { OAuthClient, ReauthorizationRequiredError } from '@postsched/sdk';
 import { createTokenTable, PostgresTokenStore } from '@postsched/sdk/postgres';
 import { RedisTokenStore } from '@postsched/sdk/redis';
 import pg from 'pg';
-import { createFakeService, type FakeService } from '@postsched/sdk/testing';
+import { createFakeService, type FakeGrant, type FakeService, type RefreshPolicy } from '@postsched/sdk/testing';
 import { startWorkerFile, type Worker } from '../multi-process/fleet.js';
 import type { FleetWorkerCommand, FleetWorkerConfig, FleetWorkerMessage, PostgresTarget, RedisTarget, RoundResult } from './fleet-worker.js';
 import { TEST_KEY } from '../../support/token-key.js';
@@ -30,6 +30,13 @@ export interface FleetOptions {
   storeTimeoutMs?: number | undefined;
   /** The workers' OAuthClient `timeoutMs` (default: its own, 30 s). */
   oauthTimeoutMs?: number | undefined;
+  /**
+   * The fake's refresh-token policy (default: rotation with reuse detection). A list makes one fake per policy, user
+   * `i` on fake `i % list.length` (`fakes`).
+   */
+  refreshPolicy?: RefreshPolicy | RefreshPolicy[] | undefined;
+  /** The managers' `refreshMarginMs` (default: TokenManager's). */
+  refreshMarginMs?: number | undefined;
 }
 
 /** What a round of calls did, summed over the processes. */
@@ -45,6 +52,8 @@ export interface RoundTotals {
 
 export interface Fleet {
   readonly fake: FakeService;
+  /** One fake per refresh policy (`refreshPolicy` as a list), else `[fake]`. */
+  readonly fakes: FakeService[];
   readonly workers: FleetWorker[];
   readonly keys: string[];
   /** A Redis client of the test's own (for FLUSHALL, SAVE, INFO); a Postgres fleet has none (`pool` instead). */
@@ -60,14 +69,20 @@ export interface Fleet {
    */
   round(options?: { force?: boolean; concurrency?: number; only?: number[]; workers?: number[] }): Promise<RoundTotals>;
   /** Users who must sign in again: no tokens stored, or the stored refresh token is refused (grant revoked). */
-  loggedOut(): Promise<number>;
+  loggedOut(only?: number[]): Promise<number>;
+  /** Each user's grant, as the fake holds it now. */
+  grants(): FakeGrant[];
   stop(): Promise<void>;
 }
 
 export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const processes = options.processes ?? 4;
-  const fake = createFakeService({ apps: [APP], refreshTokenReuse: 'revoke-grant' });
-  const baseUrl = (await fake.listen()).url;
+  const policies = options.refreshPolicy === undefined ? [undefined] : [options.refreshPolicy].flat();
+  const fakes = policies.map((policy) => createFakeService({ apps: [APP], ...(policy === undefined ? { refreshTokenReuse: 'revoke-grant' } : { refreshPolicy: policy }) }));
+  const fake = fakes[0]!;
+  const urls = await Promise.all(fakes.map(async (f) => (await f.listen()).url));
+  const baseUrl = urls[0]!;
+  const fakeOf = (user: number) => fakes[user % fakes.length]!;
   const run = crypto.randomUUID().slice(0, 8);
   const keys = Array.from({ length: options.users }, (_, i) => `postsched:fleet:{${run}_${i}}`);
   const targets = Array.isArray(options.redis) ? options.redis : [options.redis];
@@ -85,25 +100,33 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     r.on('error', () => {}); // reconnect noise while a test restarts the server
     store = (key) => new RedisTokenStore({ encryptionKey: TEST_KEY, redis: r, key });
   }
-  for (const key of keys) await store(key).set({ ...fake.issueTokenSet({ clientId: APP.clientId }), expiresAt: Date.now() - 1_000 });
+  const issued: string[] = [];
+  for (const [user, key] of keys.entries()) {
+    const tokens = fakeOf(user).issueTokenSet({ clientId: APP.clientId });
+    issued.push(tokens.refreshToken!);
+    await store(key).set({ ...tokens, expiresAt: Date.now() - 1_000 });
+  }
 
   const config = (index: number): FleetWorkerConfig => ({
     redis: targets[index % targets.length]!,
     keys,
     baseUrl,
+    ...(fakes.length > 1 ? { baseUrls: keys.map((_, user) => urls[user % urls.length]!) } : {}),
     clientId: APP.clientId,
     clientSecret: APP.clientSecret,
     lockTtlMs: options.lockTtlMs ?? 5_000,
     commandTimeoutMs: options.commandTimeoutMs ?? 3_000,
     ...(options.storeTimeoutMs === undefined ? {} : { storeTimeoutMs: options.storeTimeoutMs }),
     ...(options.oauthTimeoutMs === undefined ? {} : { oauthTimeoutMs: options.oauthTimeoutMs }),
+    ...(options.refreshMarginMs === undefined ? {} : { refreshMarginMs: options.refreshMarginMs }),
   });
   const workers = Array.from({ length: processes }, (_, i) => startWorkerFile<FleetWorkerMessage, FleetWorkerCommand>(WORKER, config(i)));
   await Promise.all(workers.map((w) => w.next('ready')));
-  const oauth = new OAuthClient({ baseUrl, clientId: APP.clientId, clientSecret: APP.clientSecret, redirectUri: APP.redirectUris[0]! });
+  const oauth = urls.map((url) => new OAuthClient({ baseUrl: url, clientId: APP.clientId, clientSecret: APP.clientSecret, redirectUri: APP.redirectUris[0]! }));
 
   return {
     fake,
+    fakes,
     workers,
     keys,
     get redis(): Redis | Cluster {
@@ -130,21 +153,22 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       );
       return total(...results);
     },
-    async loggedOut() {
+    async loggedOut(only = keys.map((_, i) => i)) {
       let count = 0;
-      for (const key of keys) {
-        const tokens = await store(key).get();
+      for (const user of only) {
+        const tokens = await store(keys[user]!).get();
         // A refresh with what the store holds: refused (reused, or its grant revoked) means the user must sign in again.
-        const refused = tokens === undefined || (await oauth.refresh(tokens).then(() => false, (e: unknown) => e instanceof ReauthorizationRequiredError));
+        const refused = tokens === undefined || (await oauth[user % oauth.length]!.refresh(tokens).then(() => false, (e: unknown) => e instanceof ReauthorizationRequiredError));
         if (refused) count++;
       }
       return count;
     },
+    grants: () => issued.map((rt, user) => fakeOf(user).grantOf(rt)!),
     async stop() {
       await Promise.all(workers.map((w) => w.stop()));
       redis?.disconnect();
       await pool?.end();
-      await fake.close();
+      await Promise.all(fakes.map((f) => f.close()));
     },
   };
 }

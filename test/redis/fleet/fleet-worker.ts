@@ -34,6 +34,8 @@ export interface FleetWorkerConfig {
   /** The Redis key (the Postgres row's key) of each user's tokens. */
   keys: string[];
   baseUrl: string;
+  /** Each user's service, when they differ (one fake per refresh policy): one OAuthClient per service. */
+  baseUrls?: string[];
   clientId: string;
   clientSecret: string;
   lockTtlMs: number;
@@ -42,6 +44,8 @@ export interface FleetWorkerConfig {
   storeTimeoutMs?: number;
   /** OAuthClient's `timeoutMs` (default: its own): with `storeTimeoutMs`, how long the lease of a refresh lasts. */
   oauthTimeoutMs?: number;
+  /** The managers' `refreshMarginMs` (default: TokenManager's). */
+  refreshMarginMs?: number;
 }
 
 export interface RoundResult {
@@ -64,7 +68,8 @@ export type FleetWorkerMessage = { type: 'ready' | 'refreshed' | 'waiting' | 'sa
 
 export type FleetWorkerCommand =
   | { type: 'round'; users: number[]; concurrency: number; force: boolean; tell?: boolean }
-  | { type: 'pause-next-refresh' | 'continue' | 'stall-saves' | 'unstall' | 'exit' | 'stats' };
+  | { type: 'pause-next-refresh'; count?: number }
+  | { type: 'continue' | 'stall-saves' | 'unstall' | 'exit' | 'stats' };
 
 const config = JSON.parse(process.env['WORKER_CONFIG'] ?? '{}') as FleetWorkerConfig;
 const send = (message: FleetWorkerMessage) => process.send?.(message);
@@ -107,26 +112,29 @@ async function connect(target: RedisTarget | PostgresTarget): Promise<{ redis: R
 }
 
 const { redis, close } = await connect(config.redis);
-const oauth = new OAuthClient({
-  baseUrl: config.baseUrl,
-  clientId: config.clientId,
-  clientSecret: config.clientSecret,
-  redirectUri: 'http://127.0.0.1/callback',
-  ...(config.oauthTimeoutMs === undefined ? {} : { timeoutMs: config.oauthTimeoutMs }),
-});
+const oauthOf = (baseUrl: string) =>
+  new OAuthClient({
+    baseUrl,
+    clientId: config.clientId,
+    clientSecret: config.clientSecret,
+    redirectUri: 'http://127.0.0.1/callback',
+    ...(config.oauthTimeoutMs === undefined ? {} : { timeoutMs: config.oauthTimeoutMs }),
+  });
 
 const seenReplaced = new Set<string>();
 let refreshesSent = 0;
 let replacedSent = 0;
 let refusedSent = 0;
-let pause = false;
+/** Refreshes whose answer is held until `continue` (`pause-next-refresh`). */
+let pause = 0;
 /** While saves stall: resolves on `unstall`. */
 let stalled: Promise<void> | undefined;
 let unstall: (() => void) | undefined;
 let telling = false;
 let release: (() => void) | undefined;
-// Shared by every manager of the process, as one OAuthClient of an app is: counts what leaves.
-const refresher = {
+let released = new Promise<void>((resolve) => (release = resolve));
+// Shared by every manager of the process (of one service), as one OAuthClient of an app is: counts what leaves.
+const refresherOf = (oauth: OAuthClient) => ({
   timeoutMs: oauth.timeoutMs, // the bound the store's lease covers while a refresh is in flight
   async refresh(previous: TokenSet): Promise<TokenSet> {
     refreshesSent++;
@@ -136,14 +144,16 @@ const refresher = {
       throw error;
     });
     if (previous.refreshToken !== undefined) seenReplaced.add(previous.refreshToken);
-    if (pause) {
-      pause = false;
+    if (pause > 0) {
+      pause--;
       send({ type: 'refreshed' });
-      await new Promise<void>((resolve) => (release = resolve));
+      await released;
     }
     return fresh;
   },
-};
+});
+const refreshers = new Map<string, ReturnType<typeof refresherOf>>();
+const refresherFor = (baseUrl: string) => refreshers.get(baseUrl) ?? refreshers.set(baseUrl, refresherOf(oauthOf(baseUrl))).get(baseUrl)!;
 
 /** The store as the manager sees it, telling the test when a call waits for another process and when a save fails. */
 function storeFor(key: string): TokenStore {
@@ -175,7 +185,7 @@ function storeFor(key: string): TokenStore {
   };
 }
 
-const managers = config.keys.map((key) => new TokenManager({ oauth: refresher, store: storeFor(key), ...(config.storeTimeoutMs === undefined ? {} : { storeTimeoutMs: config.storeTimeoutMs }) }));
+const managers = config.keys.map((key, i) => new TokenManager({ oauth: refresherFor(config.baseUrls?.[i] ?? config.baseUrl), store: storeFor(key), ...(config.storeTimeoutMs === undefined ? {} : { storeTimeoutMs: config.storeTimeoutMs }), ...(config.refreshMarginMs === undefined ? {} : { refreshMarginMs: config.refreshMarginMs }) }));
 const lastToken: Array<string | undefined> = managers.map(() => undefined);
 
 async function round(users: number[], concurrency: number, force: boolean): Promise<RoundResult> {
@@ -208,8 +218,11 @@ process.on('message', (message: FleetWorkerCommand) => {
     close();
     process.exit(0);
   }
-  if (message.type === 'continue') release?.();
-  if (message.type === 'pause-next-refresh') pause = true;
+  if (message.type === 'continue') {
+    release?.();
+    released = new Promise<void>((resolve) => (release = resolve));
+  }
+  if (message.type === 'pause-next-refresh') pause = message.count ?? 1;
   if (message.type === 'stall-saves') stalled ??= new Promise<void>((resolve) => (unstall = resolve));
   if (message.type === 'unstall') {
     unstall?.();

@@ -1,0 +1,25 @@
+/**
+ * Issue 39: every refresh-token policy × fault (none, answer lost after commit, answer after the client's time-out, a
+ * process killed between answer and save) across 4 processes on one PostgreSQL. See ../redis/fleet/policy-matrix.ts.
+ */
+import { afterAll, afterEach, beforeAll, describe } from 'vitest';
+import { type PostgresServer, startPostgresServer } from './postgres-server.js';
+import type { Fleet } from '../redis/fleet/fleet-rig.js';
+import { policyMatrix } from '../redis/fleet/policy-matrix.js';
+
+let server: PostgresServer;
+let fleet: Fleet | undefined;
+beforeAll(async () => {
+  server = await startPostgresServer();
+});
+afterEach(async () => {
+  await fleet?.stop();
+  fleet = undefined;
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe('every refresh-token policy × fault, 4 processes on PostgreSQL', () => {
+  policyMatrix(() => ({ kind: 'postgres', url: server.url }), (f) => (fleet = f), { commandTimeoutMs: 4_000, storeTimeoutMs: 4_500 });
+});
