@@ -30,8 +30,14 @@ const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', '
 const RETRY_STATUS_CODES = [408, 429, 500, 502, 503, 504];
 /** RFC 6585 §4 (429) and RFC 9110 §10.2.3 (503) define `Retry-After` on these answers. */
 const RETRY_AFTER_STATUS_CODES = [429, 503];
-/** Error codes of Node / undici proving the request was never sent: nothing reached the service. */
-const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+/**
+ * Error codes of Node / undici proving the request was never sent: no connection opened (refused, no address, no
+ * route, connect time-out, a TLS certificate refused before any byte of the request). A reset is not one of them.
+ */
+const NEVER_SENT_CODES = new Set([
+  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT',
+  'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
 const BACKOFF_LIMIT_MS = 8_000;
 
 /**

@@ -166,7 +166,7 @@ export function createFakeService(options: FakeServiceOptions = {}): FakeService
   const clock: Scheduler = new Scheduler(clockOptions, () => dispatcher.flush());
   const faults = new FaultInjector();
   const servers = new Set<ListeningFakeService>();
-  const stats: FakeStats = { tokenRequests: { authorization_code: 0, refresh_token: 0, other: 0 }, postsCreated: 0, requests: {} };
+  const stats: FakeStats = { tokenRequests: { authorization_code: 0, refresh_token: 0, other: 0 }, postsCreated: 0, answersDropped: 0, requests: {} };
   const ctx: Context = {
     state,
     clock,
@@ -190,8 +190,9 @@ export function createFakeService(options: FakeServiceOptions = {}): FakeService
     let response: Response;
     try {
       const route = match.route as (typeof ROUTES)[number] | undefined;
+      const fault = await faults.apply(method, match.template, path, request.signal);
       response =
-        (await faults.apply(method, match.template, path, request.signal)) ??
+        (fault === 'drop' ? undefined : fault) ??
         (route !== undefined
           ? await reshape(await route.handle(ctx, request, match.params, url), route.answer)
           : match.allowed.length > 0
@@ -199,6 +200,11 @@ export function createFakeService(options: FakeServiceOptions = {}): FakeService
                 headers: { allow: match.allowed.join(', ') },
               })
             : apiError(404, 'not_found', `No route ${method} ${path.slice(0, 200)}.`));
+      // The route acted (and stored an idempotent answer): only its answer is lost.
+      if (fault === 'drop') {
+        stats.answersDropped++;
+        throw new ConnectionResetFault();
+      }
     } catch (error) {
       if (error instanceof ConnectionResetFault || isAbort(error)) throw error;
       if (!(error instanceof HttpError)) throw error;

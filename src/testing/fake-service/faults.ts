@@ -24,6 +24,7 @@ export interface FaultTarget {
  * fake.faults.reset({ path: '/accounts' });       // the connection drops (handler mode: fetch-like TypeError)
  * fake.faults.hang({ path: '/posts/{id}' });      // never answers until the request is aborted or the fake closes
  * fake.faults.latency({ ms: 50 });               // every request waits 50 real ms first
+ * fake.faults.dropAnswer({ method: 'POST', path: '/posts' }); // the post is created, then its answer is lost
  */
 export interface FakeFaults {
   /** 429 with `Retry-After` (seconds, default 1; or an HTTP date string). */
@@ -34,6 +35,8 @@ export interface FakeFaults {
   hang(target?: FaultTarget): void;
   /** Drops the connection: over `listen()` the socket is destroyed; in handler mode the call rejects. */
   reset(target?: FaultTarget): void;
+  /** Lets the request act (the post is created), then drops the connection instead of answering, as `reset` does. */
+  dropAnswer(target?: FaultTarget): void;
   /** Delays matching requests by `ms` real milliseconds (default: every request, for ever). */
   latency(target: FaultTarget & { ms: number }): void;
   /** Removes every fault. */
@@ -51,6 +54,7 @@ type Action =
   | { kind: 'answer'; make: () => Response }
   | { kind: 'hang' }
   | { kind: 'reset' }
+  | { kind: 'drop' }
   | { kind: 'latency'; ms: number };
 
 interface Fault {
@@ -97,6 +101,10 @@ export class FaultInjector implements FakeFaults {
     this.#add(target, 1, { kind: 'reset' });
   }
 
+  dropAnswer(target: FaultTarget = {}): void {
+    this.#add(target, 1, { kind: 'drop' });
+  }
+
   latency(target: FaultTarget & { ms: number }): void {
     if (!(target.ms >= 0)) throw new RangeError('faults.latency({ ms }) needs ms >= 0');
     this.#add(target, Number.POSITIVE_INFINITY, { kind: 'latency', ms: target.ms });
@@ -114,15 +122,16 @@ export class FaultInjector implements FakeFaults {
 
   /**
    * Applies the faults matching this request: waits for latency, then answers, hangs or throws.
-   * Returns `undefined` when the request should go on to its route.
+   * Returns `undefined` when the request should go on to its route, `'drop'` when it should, then lose its answer.
    */
-  async apply(method: string, route: string, path: string, signal: AbortSignal): Promise<Response | undefined> {
+  async apply(method: string, route: string, path: string, signal: AbortSignal): Promise<Response | 'drop' | undefined> {
     const latency = this.#take(method, route, path, 'latency');
     if (latency?.kind === 'latency' && latency.ms > 0) await this.#wait(signal, latency.ms);
     const action = this.#take(method, route, path, undefined);
     if (action === undefined || action.kind === 'latency') return undefined;
     if (action.kind === 'answer') return action.make();
     if (action.kind === 'reset') throw new ConnectionResetFault();
+    if (action.kind === 'drop') return 'drop';
     await this.#wait(signal, undefined);
     return undefined; // unreachable: #wait without a delay only ends by throwing
   }
