@@ -7,6 +7,7 @@
  *   `methods` cannot say "a POST with an idempotency key, after a 429, or when the connection never left";
  *   ky reads a `Retry-After` of `-5` as "now" and `1e400` as its cap, and past `maxRetryAfter` it waits the cap and
  *   retries, where the SDK ignores the first, and fails the others with a `RateLimitError` carrying the wait;
+ * - each retry draws from the retry budget of the client's rate limiter, refilled by answers (`#shouldRetry`);
  * - a 401 gets one token refresh and one re-send at once, not counted as a retry (ky counts every re-send in its
  *   `limit`: its `limit` is the call's `maxRetries` plus that one);
  * - each attempt waits its turn from the rate limiter and reads the token again (`beforeRequest`: a token refreshed
@@ -35,7 +36,7 @@ import type { TokenSource } from './auth.js';
 import { withExtraBody, withExtraQuery } from './extra-fields.js';
 import { checkedHeaders, setChecked } from './headers.js';
 import { clientOption, READ_OPTIONS, WRITE_OPTIONS, type PipelineConfig, type RequestSpec, type WriteRequestOptions } from './options.js';
-import { requestNeverLeft, retryDelay, type RetryRules } from './retry.js';
+import { requestNeverLeft, RETRY_STATUS_CODES, retryDelay, type RetryRules } from './retry.js';
 import { GO, type RateLimiter, type Turn } from './rate-limiter.js';
 
 /** A call without options: on a null prototype, as `checkOptions` gives them (`Object.prototype.timeoutMs` is no option). */
@@ -208,7 +209,9 @@ export class Pipeline {
     } finally {
       this.#sending--;
     }
-    call.blockedByThis = this.#config.rateLimiter.learn(this.#limitKey, response, call.window, this.#sending);
+    const limiter = this.#config.rateLimiter;
+    call.blockedByThis = limiter.learn(this.#limitKey, response, call.window, this.#sending);
+    if (!RETRY_STATUS_CODES.includes(response.status)) limiter.refill();
     return response;
   }
 
@@ -231,7 +234,9 @@ export class Pipeline {
     }
     const failure = response === undefined ? sdkError(error, call) : undefined;
     const delayMs = retryDelay(response, failure, call.retries, call.rules);
-    if (delayMs === undefined) return false;
+    // The retry budget (docs/requests.md "Retry budget"): empty, the call fails now with this error. A 429's retry
+    // waits the service's word, held by the rate limiter: not drawn from it.
+    if (delayMs === undefined || (response?.status !== 429 && !(await this.#config.rateLimiter.retry()))) return false;
     call.retries++;
     retrying(this.#config.hooks, call, call.tokens.length + 1, delayMs, response?.status, failure);
     // The call whose answer set the block goes again when it ends, to the millisecond; a call the block holds
