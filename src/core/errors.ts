@@ -158,12 +158,45 @@ export class InternalServerError extends APIError {
 }
 
 /**
- * No HTTP answer: the connection was refused or reset, DNS failed, or the body could not be read.
+ * No HTTP answer: the connection was refused or reset, DNS failed, or the body could not be read. A write that may
+ * have reached the service is one too, and `isOutcomeUnknown` tells it apart.
  * `cause` holds the runtime's own error (never the request, which carries the Authorization header).
  */
 export class ConnectionError extends PostSchedError {
   /** @internal */
   static override readonly id: string = 'ConnectionError';
+}
+
+/**
+ * What a write whose outcome is unknown carries: it may have reached the service, and its answer was lost.
+ * See `isOutcomeUnknown`.
+ */
+export interface OutcomeUnknown {
+  readonly outcomeUnknown: true;
+  /** The call's `idempotencyKey`, when it had one: send the write again with it. */
+  readonly idempotencyKey: string | undefined;
+  /** The `x-request-id` of the answer that broke off, when its headers arrived. */
+  readonly requestId: string | undefined;
+}
+
+/**
+ * True when a write (POST, PUT, PATCH, DELETE) failed after its request may have reached the service: the service
+ * may have acted (a post may exist). The error is still a `ConnectionError` or a `TimeoutError`.
+ *
+ * Unknown: the request was handed to fetch and no whole answer came back: a reset, "socket hang up" / "other side
+ * closed", `UND_ERR_SOCKET`, a body that broke off, a time-out once fetch had the request, or any failure fetch
+ * does not name (a browser's "Failed to fetch"). Certainly never left (not unknown): nothing was handed to fetch
+ * (a time-out waiting for a token or a turn), or the failure names a connection that never opened: `ECONNREFUSED`,
+ * `ENOTFOUND`, `EAI_AGAIN`, `ENETUNREACH`, `EHOSTUNREACH`, `UND_ERR_CONNECT_TIMEOUT`, a refused TLS certificate.
+ *
+ * What to do: send the write again with the same `idempotencyKey`. Without a key the SDK never sends it again: look
+ * for the result first (`posts.list`), and send again only when it is not there.
+ *
+ * @example
+ * catch (err) { if (isOutcomeUnknown(err)) await retryLater(err.idempotencyKey) }
+ */
+export function isOutcomeUnknown(error: unknown): error is (ConnectionError | TimeoutError) & OutcomeUnknown {
+  return (error instanceof ConnectionError || error instanceof TimeoutError) && (error as Partial<OutcomeUnknown>).outcomeUnknown === true;
 }
 
 /**
@@ -186,7 +219,7 @@ export class ResponseTooLargeError extends PostSchedError {
   }
 }
 
-/** The service did not answer within the time-out (per attempt). */
+/** The service did not answer within the time-out (per attempt). For a write, `isOutcomeUnknown` says whether it may have acted. */
 export class TimeoutError extends PostSchedError {
   /** @internal */
   static override readonly id: string = 'TimeoutError';

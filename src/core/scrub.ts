@@ -124,12 +124,18 @@ export function findCode(error: unknown): string | undefined {
   return walkCauses(error, (code) => (typeof code === 'string' ? code : undefined), ([first]) => first);
 }
 
-/** Error codes of Node / undici proving the request was never sent: nothing reached the service. */
-const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+/**
+ * Error codes of Node / undici proving the request was never sent: no connection opened (refused, no address, no
+ * route, connect time-out, a TLS certificate refused before any byte of the request). A reset is not one of them.
+ */
+const NEVER_SENT_CODES = new Set([
+  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT',
+  'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
 
 /**
  * True when the cause chain of a connection failure holds a code proving that nothing was sent
- * (connection refused, DNS failure). Walks `cause` and `AggregateError.errors` (happy eyeballs).
+ * (NEVER_SENT_CODES). Walks `cause` and `AggregateError.errors` (happy eyeballs).
  */
 export function requestNeverLeft(error: unknown): boolean {
   const neverSent = (code: unknown) => (typeof code === 'string' && NEVER_SENT_CODES.has(code)) || undefined;

@@ -10,7 +10,8 @@
  *   reset seen until its first answer tells it), so the calls held for a user go out as many as the service allows,
  *   not all at once. Each answer lowers what is left to what the service says (it counts what other clients sent).
  * With no limit stated, a spent quota (`RateLimit-Remaining: 0`) is a block, and the calls a block held go out spread
- * over up to one more wait. `RedisRateLimiter` (@postsched/sdk/redis) keeps both in Redis for every process.
+ * over up to one more wait. It also holds the retry budget of the clients that share it (`retry`, `refill`).
+ * `RedisRateLimiter` (@postsched/sdk/redis) keeps all three in Redis for every process.
  */
 import { invalidOption, optionalFunction } from '../core/invalid-option.js';
 import { parseRateLimit } from '../core/rate-limit.js';
@@ -72,6 +73,12 @@ export interface RateLimitFacts {
 
 /** The turn of a key nothing holds: the one object the happy path returns. @internal */
 export const GO: Turn = /* @__PURE__ */ Object.freeze({ waitMs: 0, window: 0, spreadMs: 0 });
+
+/**
+ * The retry budget, in tenths of a retry: full at 10 retries; each retry takes 10, each answer that is no failure to
+ * retry gives 1 back. Over any stretch, retries ≤ 10 + 10 % of such answers.
+ */
+export const RETRY_BUDGET = 100;
 
 /** The longest block or window kept (a day): a hostile or broken header cannot hold a user for longer. */
 export const MAX_BLOCK_MS = 86_400_000;
@@ -201,6 +208,8 @@ export class RateLimiter {
   readonly #keys = new Map<string, KeyLimit>();
   readonly #key: RateLimiterOptions['key'];
   readonly #onRateLimit: RateLimiterOptions['onRateLimit'];
+  /** The retry budget of every client holding this limiter (`RETRY_BUDGET`). */
+  #budget = RETRY_BUDGET;
 
   constructor(options: RateLimiterOptions = {}) {
     const { key, onRateLimit } = options;
@@ -246,6 +255,18 @@ export class RateLimiter {
     const turn = entry.take(Date.now());
     this.#arm(key, entry);
     return turn;
+  }
+
+  /** Whether a retry may be sent: takes one from the budget; false (nothing taken) when it is empty. @internal */
+  retry(): boolean | Promise<boolean> {
+    if (this.#budget < 10) return false;
+    this.#budget -= 10;
+    return true;
+  }
+
+  /** An answer that is no failure to retry: gives a tenth of a retry back to the budget. @internal */
+  refill(): void {
+    if (this.#budget < RETRY_BUDGET) this.#budget++;
   }
 
   /** A call starts (1) or ends (-1) waiting for `key`. @internal */

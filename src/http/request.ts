@@ -7,6 +7,7 @@
  *   `methods` cannot say "a POST with an idempotency key, after a 429, or when the connection never left";
  *   ky reads a `Retry-After` of `-5` as "now" and `1e400` as its cap, and past `maxRetryAfter` it waits the cap and
  *   retries, where the SDK ignores the first, and fails the others with a `RateLimitError` carrying the wait;
+ * - each retry draws from the retry budget of the client's rate limiter, refilled by answers (`#shouldRetry`);
  * - a 401 gets one token refresh and one re-send at once, not counted as a retry (ky counts every re-send in its
  *   `limit`: its `limit` is the call's `maxRetries` plus that one);
  * - each attempt waits its turn from the rate limiter and reads the token again (`beforeRequest`: a token refreshed
@@ -25,23 +26,27 @@
 import ky, { HTTPError, isTimeoutError, type BeforeRequestHook, type Options as KyOptions } from 'ky';
 import { PostSchedError } from '../core/base-error.js';
 import { readBody } from '../core/buffer-response.js';
-import { ConnectionError, RateLimitError, RedirectError, TimeoutError } from '../core/errors.js';
+import { ConnectionError, RateLimitError, RedirectError, TimeoutError, type OutcomeUnknown } from '../core/errors.js';
 import { checkOptions, integerOption, invalidOption, MAX_RETRIES, MAX_TIMEOUT_MS } from '../core/invalid-option.js';
-import { describeNetworkError, sanitizeCause } from '../core/scrub.js';
+import { describeNetworkError, requestNeverLeft, sanitizeCause } from '../core/scrub.js';
 import { sleep, within } from '../core/time-bound.js';
 import { publishWait, traceCall } from '../core/tracing.js';
 import { apiError, parse } from './answer.js';
 import { APIPromise, type PipelineResult } from './api-promise.js';
 import { observe, retrying, type ObservedCall } from './attempt.js';
+import { requestIdOf } from './hooks.js';
 import type { TokenSource } from './auth.js';
 import { withExtraBody, withExtraQuery } from './extra-fields.js';
 import { checkedHeaders, setChecked } from './headers.js';
 import { clientOption, READ_OPTIONS, WRITE_OPTIONS, type PipelineConfig, type RequestSpec, type WriteRequestOptions } from './options.js';
-import { retryDelay, type RetryRules } from './retry.js';
+import { RETRY_STATUS_CODES, retryDelay, type RetryRules } from './retry.js';
 import { GO, type RateLimiter, type Turn } from './rate-limiter.js';
 
 /** A call without options: on a null prototype, as `checkOptions` gives them (`Object.prototype.timeoutMs` is no option). */
 const NO_OPTIONS: WriteRequestOptions = Object.freeze(Object.create(null));
+
+/** The methods that change something: their outcome may be unknown (`isOutcomeUnknown`). */
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Every method the SDK sends: ky's `methods` lets each through to `shouldRetry`, which applies the rules (retry.ts). */
 const ALL_METHODS = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options', 'trace'];
@@ -62,6 +67,11 @@ interface Call<T> extends ObservedCall {
   blockedByThis: boolean;
   /** The wait `shouldRetry` decided, which ky's `delay` gives it. */
   delayMs: number;
+  /** Why an attempt handed to fetch got no whole answer (the service may have acted), or `undefined`. */
+  lost: string | undefined;
+  readonly idempotencyKey: string | undefined;
+  /** The `x-request-id` of the last answer whose headers came. */
+  requestId: string | undefined;
 }
 
 /** The request pipeline of one client. @internal */
@@ -108,7 +118,8 @@ export class Pipeline {
       if (error instanceof HTTPError) {
         throw apiError(error.response, call.tokens, this.#answered ? undefined : { baseUrl: this.#config.baseUrl, spec });
       }
-      throw sdkError(error, call);
+      const failure = sdkError(error, call);
+      throw call.lost !== undefined && WRITES.has(call.method) && (failure instanceof ConnectionError || failure instanceof TimeoutError) ? outcomeUnknown(failure, call) : failure;
     }
     this.#answered = true;
     return parse(spec, response, call.tokens);
@@ -159,6 +170,9 @@ export class Pipeline {
       window: 0,
       blockedByThis: false,
       delayMs: 0,
+      lost: undefined,
+      idempotencyKey,
+      requestId: undefined,
     };
     const turnAndToken: BeforeRequestHook = async (request) => {
       const limiter = config.rateLimiter;
@@ -204,7 +218,9 @@ export class Pipeline {
     } finally {
       this.#sending--;
     }
-    call.blockedByThis = this.#config.rateLimiter.learn(this.#limitKey, response, call.window, this.#sending);
+    const limiter = this.#config.rateLimiter;
+    call.blockedByThis = limiter.learn(this.#limitKey, response, call.window, this.#sending);
+    if (!RETRY_STATUS_CODES.includes(response.status)) limiter.refill();
     return response;
   }
 
@@ -227,7 +243,9 @@ export class Pipeline {
     }
     const failure = response === undefined ? sdkError(error, call) : undefined;
     const delayMs = retryDelay(response, failure, call.retries, call.rules);
-    if (delayMs === undefined) return false;
+    // The retry budget (docs/requests.md "Retry budget"): empty, the call fails now with this error. A 429's retry
+    // waits the service's word, held by the rate limiter: not drawn from it.
+    if (delayMs === undefined || (response?.status !== 429 && !(await this.#config.rateLimiter.retry()))) return false;
     call.retries++;
     retrying(this.#config.hooks, call, call.tokens.length + 1, delayMs, response?.status, failure);
     // The call whose answer set the block goes again when it ends, to the millisecond; a call the block holds
@@ -244,10 +262,16 @@ export class Pipeline {
     // the body, itself.
     const outgoing = body === undefined ? request : new Request(request, { body: body.create(request.signal), duplex: 'half', redirect: 'error' } as RequestInit);
     let status: number | undefined;
+    const before = call.lost;
+    // Handed to fetch: until a whole answer comes back, the service may have acted.
+    call.lost = `no whole answer came within ${call.timeoutMs} ms of sending`;
     try {
       const answer = await this.#config.fetch(outgoing, init);
       status = answer.status;
-      return await readBody(answer, this.#config.maxResponseBytes);
+      call.requestId = requestIdOf(answer, call.tokens);
+      const read = await readBody(answer, this.#config.maxResponseBytes);
+      call.lost = before;
+      return read;
     } catch (error) {
       // An abort (the caller's, or the time-out) keeps its own error; so do the SDK's own (a body over the limit).
       if (request.signal.aborted || error instanceof PostSchedError) throw error;
@@ -259,12 +283,14 @@ export class Pipeline {
       // Anything else a fetch throws (the runtime's TypeError, or whatever a custom fetch builds, which may hold
       // the Request or its init) becomes a ConnectionError holding only a sanitized copy of its chain.
       // Once a status came, the request reached the service: saying "could not reach" would invite a second write.
-      throw new ConnectionError(
+      const failure = new ConnectionError(
         status === undefined
           ? `Could not reach ${this.#config.origin}: ${detail}. Check the base URL and the network.`
           : `${call.method} answered ${status}, then its body broke off: ${detail}. The service may have acted on it.`,
         { cause: sanitizeCause(error, 0, call.tokens) },
       );
+      call.lost = status === undefined ? (requestNeverLeft(failure) ? before : `the answer was lost after the request was sent (${detail})`) : `answered ${status}, then its body broke off: ${detail}`;
+      throw failure;
     }
   }
 }
@@ -272,6 +298,22 @@ export class Pipeline {
 /** ky's `TimeoutError` holds the Request (the token): the SDK's replaces it. Any other error is the SDK's already. */
 function sdkError(error: unknown, call: Call<unknown>): unknown {
   return isTimeoutError(error) ? new TimeoutError(call.timeoutMs) : error;
+}
+
+/**
+ * The error of a write that may have reached the service (`isOutcomeUnknown`): the same class, saying so and what
+ * to do, with the call's idempotency key and the request id if one came.
+ */
+function outcomeUnknown(failure: ConnectionError | TimeoutError, call: Call<unknown>): Error {
+  const key = call.idempotencyKey;
+  const message = `${call.method} ${call.route}: ${call.lost}. The service may have acted on it: ${
+    key === undefined
+      ? 'the call had no idempotencyKey, so it was not sent again; look for the result (posts.list) before sending it again.'
+      : 'send it again with the same idempotencyKey.'
+  }`;
+  const error = failure instanceof TimeoutError ? new TimeoutError(failure.timeoutMs, message) : new ConnectionError(message, { cause: failure.cause });
+  const fields: OutcomeUnknown = { outcomeUnknown: true, idempotencyKey: key, requestId: call.requestId };
+  return Object.assign(error, fields);
 }
 
 /**

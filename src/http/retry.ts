@@ -27,7 +27,7 @@ export interface RetryRules {
 
 /** RFC 9110 §9.2.2: methods whose repetition has the same effect as one request. */
 const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'TRACE']);
-const RETRY_STATUS_CODES = [408, 429, 500, 502, 503, 504];
+export const RETRY_STATUS_CODES = [408, 429, 500, 502, 503, 504];
 /** RFC 6585 §4 (429) and RFC 9110 §10.2.3 (503) define `Retry-After` on these answers. */
 const RETRY_AFTER_STATUS_CODES = [429, 503];
 const BACKOFF_LIMIT_MS = 8_000;

@@ -8,9 +8,11 @@
  * one TAKE before each attempt and one LEARN after it. Redis down or slow: each command is cut off by
  * `commandTimeoutMs`, LEARNs are dropped, TAKEs fall back to this process's own state for a pause: each process goes
  * on with its own blocks and quotas, never a failed call because of the limiter.
+ * The retry budget (`RETRY_BUDGET`) is one integer in Redis for every process: one RETRY per retry, which also
+ * hands over the answers this process counted since its last (no command per successful call).
  */
 import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
-import { MAX_BLOCK_MS, RateLimiter, type RateLimiterOptions, type RateLimitFacts, type Turn } from '../http/rate-limiter.js';
+import { MAX_BLOCK_MS, RateLimiter, RETRY_BUDGET, type RateLimiterOptions, type RateLimitFacts, type Turn } from '../http/rate-limiter.js';
 import { defineScript, RedisConnection, type RedisClientLike } from './redis-connection.js';
 
 /** Options of `new RedisRateLimiter(...)`. */
@@ -90,6 +92,19 @@ if told then redis.call('PUBLISH', ARGV[6], cjson.encode({ARGV[7], math.max(0, b
 return math.max(0, b - now)
 `);
 
+/**
+ * RETRY: the retry budget of every process (`RETRY_BUDGET`, in tenths), one integer `<prefix>:retry-budget`, full
+ * when absent. ARGV[1] the answers this process counted since its last RETRY (batched refills), ARGV[2] the budget.
+ * Takes one retry (10) when there is one; returns 1 when taken. Expires 10 minutes after the last retry asked.
+ */
+const RETRY = /* @__PURE__ */ defineScript(`
+local full = tonumber(ARGV[2]) local v = redis.call('GET', KEYS[1])
+local t = math.min(full, (v and tonumber(v) or full) + tonumber(ARGV[1]))
+local ok = 0 if t >= 10 then t = t - 10 ok = 1 end
+redis.call('SET', KEYS[1], t, 'PX', 600000)
+return ok
+`);
+
 /** The part of a subscriber connection used: ioredis (`subscribe` + `message` events) or node-redis (`subscribe(channel, listener)`). */
 interface Subscriber {
   subscribe: (channel: string, listener?: (message: string) => void) => unknown;
@@ -114,8 +129,10 @@ export class RedisRateLimiter extends RateLimiter {
   readonly #connection: RedisConnection<'share'>;
   readonly #prefix: string;
   readonly #subscriber: Subscriber | undefined;
-  /** Until when paced keys take their turns in this process: Redis failed a TAKE. */
+  /** Until when paced keys take their turns, and retries draw from the budget, in this process: Redis failed. */
   #pausedUntil = 0;
+  /** Answers counted here since the last RETRY: given to the shared budget with the next one (at most a full budget). */
+  #refills = 0;
 
   constructor(options: RedisRateLimiterOptions) {
     const checked = checkOptions(options, OPTIONS, 'new RedisRateLimiter()');
@@ -129,7 +146,7 @@ export class RedisRateLimiter extends RateLimiter {
     this.#subscriber = this.#subscribe(checked.redis as unknown as { duplicate?: () => Subscriber });
     // Both scripts hashed and known to Redis before the first call: a TAKE must not overtake the LEARN sent before it
     // (a first hash still being computed, or a NOSCRIPT answer and its retry, would let it).
-    for (const script of [TAKE, LEARN]) void script.sha1.then(() => this.#connection.command('share', ['SCRIPT', 'LOAD', script.source])).catch(() => undefined);
+    for (const script of [TAKE, LEARN, RETRY]) void script.sha1.then(() => this.#connection.command('share', ['SCRIPT', 'LOAD', script.source])).catch(() => undefined);
   }
 
   /**
@@ -162,6 +179,30 @@ export class RedisRateLimiter extends RateLimiter {
         return super.take(key);
       },
     );
+  }
+
+  /**
+   * A retry draws from the budget in Redis, shared by every process (one command per retry, carrying this process's
+   * refills since the last); Redis down or slow: from this process's own budget for `REDIS_PAUSE_MS` (fail open).
+   * @internal
+   */
+  override retry(): boolean | Promise<boolean> {
+    if (Date.now() < this.#pausedUntil) return super.retry();
+    const refills = this.#refills;
+    this.#refills = 0;
+    return this.#connection.script('share', RETRY, [`${this.#prefix}:retry-budget`], [String(refills), String(RETRY_BUDGET)]).then(
+      (taken) => Number(taken) === 1,
+      () => {
+        this.#pausedUntil = Date.now() + REDIS_PAUSE_MS;
+        return super.retry();
+      },
+    );
+  }
+
+  /** An answer: counted here, given to Redis with the next retry (no command per call). @internal */
+  override refill(): void {
+    super.refill();
+    if (this.#refills < RETRY_BUDGET) this.#refills++;
   }
 
   /** What an answer said, here and in Redis for every process. @internal */

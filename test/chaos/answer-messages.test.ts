@@ -60,7 +60,7 @@ describe('success answers that are not JSON', () => {
     const client = new PostSched({ baseUrl: 'https://api.postsched.test/v1', auth: 'tok_messages', maxRetries: 0, fetch: async () => new Response(body, { status: 201 }) });
     const error = (await client.posts.create({ account_ids: ['acc_1'], publish_at: '2030-01-01T00:00:00Z' }).catch((e: unknown) => e)) as ConnectionError;
     expect(error).toBeInstanceOf(ConnectionError);
-    expect(error.message).toMatch(/^POST answered 201, then its body broke off: .+\. The service may have acted on it\.$/);
+    expect(error.message).toMatch(/^POST \/posts: answered 201, then its body broke off: .+\. The service may have acted on it: the call had no idempotencyKey/);
     expect(error.message).not.toContain('Could not reach');
   });
 });

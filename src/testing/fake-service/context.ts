@@ -18,6 +18,8 @@ export interface FakeStats {
   };
   /** Posts actually created (an idempotent replay does not count). */
   postsCreated: number;
+  /** Answers lost after the route acted (`faults.reset({ afterCommit: true })`). */
+  answersDropped: number;
   /** Requests per route, keyed `"METHOD /route/{param}"`, faulted ones included. */
   requests: Record<string, number>;
   /** Grant-level events, all grants together (one grant's own counts: `fake.grantOf(token)`). */

@@ -192,6 +192,7 @@ export function createFakeService(options: FakeServiceOptions = {}): FakeService
   const stats: FakeStats = {
     tokenRequests: { authorization_code: 0, refresh_token: 0, other: 0 },
     postsCreated: 0,
+    answersDropped: 0,
     requests: {},
     grants: { revocations: 0, reuseEvents: 0 },
   };
@@ -217,7 +218,9 @@ export function createFakeService(options: FakeServiceOptions = {}): FakeService
     stats.requests[counter] = (stats.requests[counter] ?? 0) + 1;
     const route = match.route as (typeof ROUTES)[number] | undefined;
     // The route's own answer, error answers included, so that an after-commit fault holds or drops any of them.
+    let acted = false;
     const act = async (): Promise<Response> => {
+      acted = true;
       try {
         if (route !== undefined) return await reshape(await route.handle(ctx, request, match.params, url), route.answer);
       } catch (error) {
@@ -230,8 +233,11 @@ export function createFakeService(options: FakeServiceOptions = {}): FakeService
           })
         : apiError(404, 'not_found', `No route ${method} ${path.slice(0, 200)}.`);
     };
-    // A reset or an abort (hang) rejects: the caller drops the connection.
-    const response = await faults.run(method, match.template, path, request.signal, act);
+    // A reset or an abort (hang) rejects: the caller drops the connection. A reset after the route acted loses its answer.
+    const response = await faults.run(method, match.template, path, request.signal, act).catch((error: unknown) => {
+      if (acted && error instanceof ConnectionResetFault) stats.answersDropped++;
+      throw error;
+    });
     // Copy into a fresh Response so the headers are mutable whatever built the answer.
     const headers = new Headers(response.headers);
     headers.set('x-request-id', randomId('req'));
