@@ -218,8 +218,11 @@ const CEILINGS = {
   // Issue 38 §5 (branch i38-size): the input schemas without z.partial, z.enum and z.minLength (z.optional, a union of
   // literals, z.refine: the same checks and messages), the TokenSet's accessToken by z.refine: main entry 42.06 → 41.23 KB,
   // server app 39.84 → 38.96 KB; verifyWebhook 8.29 (no zod feature it uses could go).
-  'whole main entry (export *)': 41.72 * KB,
-  'server app: { OAuthClient, TokenManager, PostSched }': 39.45 * KB,
+  // Issue 39 §1 and issue 40 §2–3 merged on that: the unknown-outcome re-send of a refresh, the short-token floor of
+  // stored tokens, the outcome-unknown errors of writes and the retry budget: main entry 41.70 → 42.46 KB, server app
+  // 39.43 → 40.18 KB. Issue 38's targets (40 / 38 KB) are missed by 2.46 / 2.18 KB (bench/RESULTS.md).
+  'whole main entry (export *)': 42.48 * KB,
+  'server app: { OAuthClient, TokenManager, PostSched }': 40.2 * KB,
   'webhook verifier alone: { verifyWebhook }': 8.31 * KB,
 };
 const rows = [
@@ -283,8 +286,9 @@ const rows = [
   // 7.85 → 13.27 KB.
   // Issue 38 §5 (branch i38-size): the TokenSet's accessToken checked by z.refine, not z.minLength: 19.30 → 19.06 KB,
   // RedisTokenStore alone 14.42 → 14.17 KB.
-  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 19.08 * KB },
-  { label: '  RedisTokenStore alone', file: 'dist/redis/index.js', names: ['RedisTokenStore'], platform: 'node', ceiling: 14.19 * KB },
+  // Issue 40 §3: the retry budget's RETRY script in RedisRateLimiter: 19.06 → 19.29 KB.
+  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 19.31 * KB },
+  { label: '  RedisTokenStore alone', file: 'dist/redis/index.js', names: ['RedisTokenStore'], platform: 'node', ceiling: 14.21 * KB },
   // The OpenTelemetry entry (issue 40): Node-only (`node:diagnostics_channel`), `@opentelemetry/api` its peer, so left
   // an import as the app has it anyway. The channels' names are all it takes from the SDK: 1.73 KB gz (its throw-proof span starts included), ceiling 1.76 KB.
   { label: 'otel entry (export *)', file: 'dist/otel/index.js', platform: 'node', external: ['@opentelemetry/api'], ceiling: 1.76 * KB },
