@@ -32,7 +32,7 @@ const GROUPS = {
     Observability: ['REQUEST_CHANNEL', 'CALL_CHANNEL', 'WAIT_CHANNEL', 'RequestTrace', 'CallTrace', 'WaitTrace'],
     'OAuth and tokens': ['OAuthClient', 'TokenManager', 'OAuthClientOptions', 'TokenManagerOptions', 'TokenSet', 'Scope', 'SCOPES', 'AuthorizationRequest', 'CallbackChecks', 'AccessTokenProvider', 'TokenRefresher', 'Auth', 'DEFAULT_EXPIRES_IN_SECONDS'],
     Stores: ['TokenStore', 'MemoryTokenStore', 'TokenStoreSetOptions', 'TokenStoreLockOptions'],
-    Errors: ['PostSchedError', 'APIError', 'OAuthCallbackErrorCode', 'OAuthResponseErrorCode', 'ReauthorizationReason', 'TokenStoreOperation'],
+    Errors: ['PostSchedError', 'APIError', 'OAuthCallbackErrorCode', 'OAuthResponseErrorCode', 'ReauthorizationReason', 'TokenStoreOperation', 'isOutcomeUnknown', 'OutcomeUnknown'],
     Schemas: ['PostSchema', 'AccountSchema', 'MediaItemSchema', 'PostAnalyticsSchema', 'CreatePostParamsSchema', 'UpdatePostParamsSchema'],
     Types: ['Post', 'Account', 'MediaItem', 'PostAnalytics', 'PostCreateParams', 'PostUpdateParams', 'PostListParams', 'PostStatus', 'PostStatusFilter', 'AccountListParams', 'MediaUploadParams', 'MediaUploadOptions', 'UploadFile', 'UploadProgress', 'NodeReadableLike', 'ListParams', 'Page', 'RequestOptions', 'WriteRequestOptions', 'RawRequestOptions', 'RawWriteOptions', 'RawListOptions', 'RawQuery', 'WithResponse', 'RateLimitInfo', 'HeadersInput', 'AppInfo', 'Logger', 'Hooks', 'RequestHookInfo', 'ResponseHookInfo', 'RetryHookInfo', 'FetchLike'],
   },
@@ -64,6 +64,7 @@ const GROUPS = {
   },
   '@postsched/sdk/tools': {
     'Agent tools': ['postschedTools', 'PostschedToolsOptions', 'PostschedTool', 'ToolResult', 'ToolCallOptions', 'ToolAnnotations', 'ToolJsonSchema', 'ToolAccess', 'MediaDownloadOptions'],
+  },
   '@postsched/sdk/otel': {
     Observability: ['PostSchedInstrumentation', 'PostSchedInstrumentationConfig'],
   },
