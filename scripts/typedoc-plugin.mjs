@@ -47,12 +47,12 @@ const GROUPS = {
     Stores: ['RedisTokenStore', 'RedisTokenStoreOptions', 'rotateTokenEncryption', 'RotateTokenEncryptionOptions', 'TokenRotationResult', 'EncryptionKey', 'EncryptionKeyring'],
     'Rate limits': ['RedisRateLimiter', 'RedisRateLimiterOptions'],
     Webhooks: ['RedisWebhookDedupe', 'RedisWebhookDedupeOptions'],
-    Errors: ['RedisTokenStoreError', 'RedisTokenStoreOperation', 'StoredTokensProblem', 'RedisWebhookDedupeOperation'],
+    Errors: ['SharedTokenStoreError', 'SharedTokenStoreErrorCode', 'StoredTokensProblem', 'WebhookDedupeOperation'],
     Types: ['RedisClientLike', 'IORedisClientLike', 'NodeRedisClientLike', 'NodeRedisClusterLike'],
   },
   '@postsched/sdk/postgres': {
     Stores: ['PostgresTokenStore', 'PostgresTokenStoreOptions', 'createTokenTable', 'tokenTableSql', 'TokenTableOptions', 'rotateTokenEncryption', 'RotateTokenEncryptionOptions', 'TokenRotationResult', 'EncryptionKey', 'EncryptionKeyring'],
-    Errors: ['PostgresTokenStoreError', 'PostgresTokenStoreErrorCode', 'StoredTokensProblem'],
+    Errors: ['SharedTokenStoreError', 'SharedTokenStoreErrorCode', 'StoredTokensProblem'],
     Types: ['PgPoolLike', 'PgResultLike'],
   },
   '@postsched/sdk/schedule': {
