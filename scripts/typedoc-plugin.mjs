@@ -47,12 +47,13 @@ const GROUPS = {
     Stores: ['RedisTokenStore', 'RedisTokenStoreOptions', 'rotateTokenEncryption', 'RotateTokenEncryptionOptions', 'TokenRotationResult', 'EncryptionKey', 'EncryptionKeyring'],
     'Rate limits': ['RedisRateLimiter', 'RedisRateLimiterOptions'],
     Webhooks: ['RedisWebhookDedupe', 'RedisWebhookDedupeOptions'],
-    Errors: ['SharedTokenStoreError', 'SharedTokenStoreErrorCode', 'StoredTokensProblem', 'WebhookDedupeOperation'],
+    Errors: ['SharedTokenStoreError', 'SharedTokenStoreErrorCode', 'StoreFailureSite', 'StoredTokensProblem', 'WebhookDedupeOperation'],
     Types: ['RedisClientLike', 'IORedisClientLike', 'NodeRedisClientLike', 'NodeRedisClusterLike'],
   },
   '@postsched/sdk/postgres': {
     Stores: ['PostgresTokenStore', 'PostgresTokenStoreOptions', 'createTokenTable', 'tokenTableSql', 'TokenTableOptions', 'rotateTokenEncryption', 'RotateTokenEncryptionOptions', 'TokenRotationResult', 'EncryptionKey', 'EncryptionKeyring'],
-    Errors: ['SharedTokenStoreError', 'SharedTokenStoreErrorCode', 'StoredTokensProblem'],
+    Webhooks: ['PostgresWebhookDedupe', 'PostgresWebhookDedupeOptions', 'createWebhookDedupeTable', 'webhookDedupeTableSql', 'WebhookDedupeTableOptions'],
+    Errors: ['SharedTokenStoreError', 'SharedTokenStoreErrorCode', 'StoreFailureSite', 'StoredTokensProblem', 'WebhookDedupeUnavailableError', 'WebhookDedupeOperation'],
     Types: ['PgPoolLike', 'PgResultLike'],
   },
   '@postsched/sdk/schedule': {

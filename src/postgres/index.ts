@@ -8,7 +8,7 @@ export { rotateTokenEncryption, type RotateTokenEncryptionOptions } from './rota
 export type { TokenRotationResult } from '../store/token-rotation.js';
 export type { EncryptionKey, EncryptionKeyring } from '../store/token-cipher.js';
 export { createTokenTable, tokenTableSql, type TokenTableOptions } from './create-table.js';
-export { SharedTokenStoreError, type SharedTokenStoreErrorCode, type StoredTokensProblem } from '../store/errors.js';
+export { SharedTokenStoreError, type SharedTokenStoreErrorCode, type StoreFailureSite, type StoredTokensProblem } from '../store/errors.js';
 export type { PgPoolLike, PgResultLike } from './pg-connection.js';
 export { PostgresWebhookDedupe, type PostgresWebhookDedupeOptions } from './postgres-webhook-dedupe.js';
 export { createWebhookDedupeTable, webhookDedupeTableSql, type WebhookDedupeTableOptions } from './webhook-dedupe-table.js';

@@ -11,4 +11,4 @@ export { RedisRateLimiter, type RedisRateLimiterOptions } from './redis-rate-lim
 export { RedisWebhookDedupe, type RedisWebhookDedupeOptions } from './redis-webhook-dedupe.js';
 export { WebhookDedupeUnavailableError, type WebhookDedupeOperation } from '../store/webhook-dedupe-error.js';
 export type { IORedisClientLike, NodeRedisClientLike, NodeRedisClusterLike, RedisClientLike } from './redis-connection.js';
-export { SharedTokenStoreError, type SharedTokenStoreErrorCode, type StoredTokensProblem } from '../store/errors.js';
+export { SharedTokenStoreError, type SharedTokenStoreErrorCode, type StoreFailureSite, type StoredTokensProblem } from '../store/errors.js';

@@ -47,9 +47,13 @@ export type StoredTokensProblem =
 
 /** Where a shared store failed: which store, the key (and table) and the operation. */
 export interface StoreFailureSite {
+  /** Which store. */
   readonly store: 'redis' | 'postgres';
+  /** The Redis key or the row's key. */
   readonly key: string;
+  /** PostgreSQL: the table. */
   readonly table?: string | undefined;
+  /** The store call that failed. */
   readonly operation: TokenStoreOperation;
 }
 
