@@ -27,7 +27,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { Redis } from 'ioredis';
 import { OAuthClient, OAuthError, ReauthorizationRequiredError, TokenStoreError, UserClients, type Scope } from '@postsched/sdk';
-import { RedisTokenStore, TokenStoreUnavailableError } from '@postsched/sdk/redis';
+import { RedisTokenStore } from '@postsched/sdk/redis';
 
 function env(name: string, fallback?: string): string {
   const value = process.env[name] ?? fallback;
@@ -62,7 +62,7 @@ if (cluster.isPrimary) {
 } else {
   const baseUrl = env('POSTSCHED_BASE_URL');
   // One Redis connection per process, shared by every user's store. Errors are reported by the stores
-  // (TokenStoreUnavailableError); this listener only keeps reconnect noise out of the process's crash path.
+  // (SharedTokenStoreError, a TokenStoreError); this listener only keeps reconnect noise out of the process's crash path.
   const redis = new Redis(env('REDIS_URL'));
   redis.on('error', () => {});
   const oauth = new OAuthClient({
@@ -129,8 +129,8 @@ if (cluster.isPrimary) {
         // The refresh token is gone or refused: only the user can fix it, by authorizing again.
         return send(res, 401, { error: 'reauthorization_required', login: `/users/${match?.[1]}/login` });
       }
-      if (error instanceof TokenStoreUnavailableError || error instanceof TokenStoreError) {
-        // Redis is down or slow (LockTimeoutError included): nothing was lost, ask the caller to retry.
+      if (error instanceof TokenStoreError) {
+        // Redis is down or slow (a lock wait past lockWaitMs included): nothing was lost, ask the caller to retry.
         return send(res, 503, { error: 'token_store_unavailable' }, { 'retry-after': '1' });
       }
       // SDK errors never hold a token, so logging the name and message is safe.

@@ -50,13 +50,13 @@ const GROUPS = {
     Stores: ['RedisTokenStore', 'RedisTokenStoreOptions', 'rotateTokenEncryption', 'RotateTokenEncryptionOptions', 'TokenRotationResult', 'EncryptionKey', 'EncryptionKeyring'],
     'Rate limits': ['RedisRateLimiter', 'RedisRateLimiterOptions'],
     Webhooks: ['RedisWebhookDedupe', 'RedisWebhookDedupeOptions'],
-    Errors: ['RedisTokenStoreError', 'RedisTokenStoreOperation', 'StoredTokensProblem', 'RedisWebhookDedupeOperation'],
+    Errors: ['SharedTokenStoreError', 'SharedTokenStoreErrorCode', 'StoreFailureSite', 'StoredTokensProblem', 'WebhookDedupeOperation'],
     Types: ['RedisClientLike', 'IORedisClientLike', 'NodeRedisClientLike', 'NodeRedisClusterLike'],
   },
   '@postsched/sdk/postgres': {
     Stores: ['PostgresTokenStore', 'PostgresTokenStoreOptions', 'createTokenTable', 'tokenTableSql', 'TokenTableOptions', 'rotateTokenEncryption', 'RotateTokenEncryptionOptions', 'TokenRotationResult', 'EncryptionKey', 'EncryptionKeyring'],
     Webhooks: ['PostgresWebhookDedupe', 'PostgresWebhookDedupeOptions', 'createWebhookDedupeTable', 'webhookDedupeTableSql', 'WebhookDedupeTableOptions'],
-    Errors: ['PostgresTokenStoreError', 'PostgresTokenStoreErrorCode', 'StoredTokensProblem', 'WebhookDedupeUnavailableError', 'RedisWebhookDedupeOperation'],
+    Errors: ['SharedTokenStoreError', 'SharedTokenStoreErrorCode', 'StoreFailureSite', 'StoredTokensProblem', 'WebhookDedupeUnavailableError', 'WebhookDedupeOperation'],
     Types: ['PgPoolLike', 'PgResultLike'],
   },
   '@postsched/sdk/schedule': {

@@ -61,7 +61,7 @@ let close: () => void;
 let store: (userId: string) => Sdk.TokenStore;
 if (config.postgresUrl === undefined) {
   const redis = new Redis(config.redisUrl);
-  redis.on('error', () => {}); // the stores report Redis failures (TokenStoreUnavailableError)
+  redis.on('error', () => {}); // the stores report Redis failures (SharedTokenStoreError)
   close = () => redis.disconnect();
   store = (userId) => new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key: `postsched:tokens:{${userId}}` });
 } else {

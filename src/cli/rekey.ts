@@ -9,8 +9,8 @@ import type { PgPoolLike } from '../postgres/pg-connection.js';
 import { rotateTokenEncryption as rotatePostgres } from '../postgres/rotate-token-encryption.js';
 import type { RedisClientLike } from '../redis/redis-connection.js';
 import { rotateTokenEncryption } from '../redis/rotate-token-encryption.js';
-import type { EncryptionKey, EncryptionKeyring } from '../redis/token-cipher.js';
-import { unreadableProblem } from '../redis/token-rotation.js';
+import type { EncryptionKey, EncryptionKeyring } from '../store/token-cipher.js';
+import { unreadableProblem } from '../store/token-rotation.js';
 import { aborted, CliError, type Command, EXIT, networkError, parse, required, UsageError } from './command.js';
 
 export const KEYRING_VAR = 'POSTSCHED_TOKEN_KEYRING';

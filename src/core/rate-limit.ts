@@ -20,7 +20,8 @@ export interface RateLimitInfo {
 }
 
 const NUMBER = /^\d{1,15}$/;
-const EPOCH_SECONDS_2024 = 1_704_067_200;
+/** 2024-01-01T00:00:00Z in epoch seconds: from here on a number of seconds is read as a timestamp (`waitMsOf`). */
+export const EPOCH_SECONDS_2024 = 1_704_067_200;
 /** A window longer than a year is no rate limit anyone waits out: such a reset is left out, not believed. */
 const MAX_RESET_MS = 31_622_400_000; // 366 days
 
@@ -32,8 +33,18 @@ export function parseRateLimit(headers: Headers, now: number = Date.now()): Rate
   const remaining = whole(headers.get('ratelimit-remaining')) ?? structured?.['r'] ?? structured?.['remaining'] ?? whole(headers.get('x-ratelimit-remaining'));
   const reset = whole(headers.get('ratelimit-reset')) ?? structured?.['t'] ?? structured?.['reset'] ?? whole(headers.get('x-ratelimit-reset'));
   if (limit === undefined && remaining === undefined && reset === undefined) return undefined;
-  const ms = reset === undefined ? undefined : reset >= EPOCH_SECONDS_2024 ? Math.max(0, reset * 1000 - now) : reset * 1000;
+  const ms = reset === undefined ? undefined : waitMsOf(reset, now);
   return { limit, remaining, resetMs: ms !== undefined && ms <= MAX_RESET_MS ? ms : undefined };
+}
+
+/**
+ * The one epoch rule of the SDK, for `Retry-After` and every reset header: a number of seconds is delay-seconds (RFC
+ * 9110 §10.2.3, draft-ietf-httpapi-ratelimit-headers' `RateLimit-Reset` and `t`), in ms; from `EPOCH_SECONDS_2024`
+ * on (a delay of 54 years, which no service means) it is an epoch timestamp in seconds, as `X-RateLimit-Reset`
+ * (GitHub) and some `RateLimit-Reset` senders give it, and ky reads it: the ms from `now` to it, 0 when past.
+ */
+export function waitMsOf(seconds: number, now: number): number {
+  return seconds >= EPOCH_SECONDS_2024 ? Math.max(0, seconds * 1000 - now) : seconds * 1000;
 }
 
 function whole(value: string | null): number | undefined {

@@ -10,6 +10,7 @@
  * - a body that cannot be replayed (a stream) is never re-sent.
  */
 import { ConnectionError, TimeoutError } from '../core/errors.js';
+import { parseRateLimit, waitMsOf } from '../core/rate-limit.js';
 import { requestNeverLeft } from '../core/scrub.js';
 
 /** What the decision needs to know about one call. */
@@ -60,21 +61,19 @@ export function retryDelay(answer: Response | undefined, failure: unknown, retri
 
 /**
  * The wait the service asked for, in ms: `Retry-After` as delay-seconds or an HTTP date (RFC 9110 §10.2.3), else
- * `RateLimit-Reset` as delay-seconds (draft-ietf-httpapi-ratelimit-headers); a number of seconds past 2024 is
- * taken as an epoch timestamp, as ky reads it. A value of neither form (`NaN`, `Infinity`, `1e400`, `-5`) is
- * ignored, as if absent, so the normal backoff applies; a delay too large for a number (hundreds of digits) is
+ * the window's reset as `parseRateLimit` reads it (`RateLimit-Reset`, `RateLimit`'s `t`, `X-RateLimit-Reset`); a
+ * number of seconds from 2024-01-01 on is an epoch timestamp in both (`waitMsOf`, the one rule). A value of neither
+ * form (`NaN`, `Infinity`, `1e400`, `-5`) is ignored, as if absent, so the normal backoff applies; a delay too large for a number (hundreds of digits) is
  * `Infinity`, beyond any cap, so the call fails at once with `RateLimitError`.
  *
  * @example
  * retryAfterMs(new Headers({ 'retry-after': '2' })) // 2000
  */
 export function retryAfterMs(headers: Headers, now: number = Date.now()): number | undefined {
-  const value = (headers.get('retry-after')?.trim() || headers.get('ratelimit-reset'))?.trim();
-  if (value === undefined || value === '' || value.length > 1_000) return undefined;
-  if (DELAY_SECONDS.test(value)) {
-    const ms = Number(value) * 1000;
-    return Math.max(0, ms >= EPOCH_THRESHOLD_MS ? ms - now : ms);
-  }
+  const value = headers.get('retry-after')?.trim();
+  if (value === undefined || value === '') return parseRateLimit(headers, now)?.resetMs;
+  if (value.length > 1_000) return undefined;
+  if (DELAY_SECONDS.test(value)) return waitMsOf(Number(value), now);
   // An HTTP date names a weekday or a month (RFC 9110 §5.6.7); Date.parse alone would take "1e400" or "-5" too.
   if (!/[a-z]{3}/i.test(value)) return undefined;
   const date = Date.parse(value);
@@ -83,4 +82,3 @@ export function retryAfterMs(headers: Headers, now: number = Date.now()): number
 
 /** delay-seconds: digits (a fraction tolerated, as ky reads it). */
 const DELAY_SECONDS = /^\d+(?:\.\d+)?$/;
-const EPOCH_THRESHOLD_MS = Date.parse('2024-01-01');

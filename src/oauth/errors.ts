@@ -192,8 +192,8 @@ export function sentence(text: string): string {
 export type TokenStoreOperation = 'get' | 'set' | 'lock' | 'unlock' | 'onTokens';
 
 /**
- * The token store or the `onTokens` callback failed: every store failure is one, `RedisTokenStore`'s own errors
- * (`RedisTokenStoreError` and its subclasses) included. The original error is described in the message (with any
+ * The token store or the `onTokens` callback failed: every store failure is one, the Redis and PostgreSQL stores'
+ * own errors (`SharedTokenStoreError`, with a `code`) included. The original error is described in the message (with any
  * token value the SDK knows replaced by `[redacted]`) but not attached: store clients (Redis, SQL) often keep the
  * failed command, with the tokens in it, on their errors.
  * After a failed `set` / `onTokens`, the manager keeps the new tokens in memory and saves them again before
@@ -210,7 +210,7 @@ export class TokenStoreError extends PostSchedError {
 
   /**
    * `knownSecrets`: the token values at hand, scrubbed from the original message in case it echoes them.
-   * `message` and `options`: a store's own subclass (`RedisTokenStoreError`) says what failed itself.
+   * `message` and `options`: a store's own subclass (`SharedTokenStoreError`) says what failed itself.
    */
   constructor(
     operation: TokenStoreOperation,

@@ -106,7 +106,7 @@ export class TokenStoreAdapter {
     try {
       return await timeBound(fn, ms, () => new Error(`no answer within ${ms} ms (storeTimeoutMs); the next call tries again`), unref);
     } catch (error) {
-      // The SDK's own errors (RedisTokenStore's TokenStoreUnavailableError, …) are typed and secret-free: keep them.
+      // The SDK's own errors (the stores' SharedTokenStoreError, …) are typed and secret-free: keep them.
       if (error instanceof PostSchedError) throw error;
       throw new TokenStoreError(operation, error, known.flatMap((t) => (t === undefined ? [] : [t.accessToken, t.refreshToken ?? ''])));
     }

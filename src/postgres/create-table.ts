@@ -35,7 +35,7 @@ const SERIALIZED = 'SELECT pg_advisory_xact_lock(1886610280);\n';
 
 /**
  * Makes the token table if it does not exist yet (run once at start-up, or use `tokenTableSql()` in a migration).
- * Processes that call it at once all succeed. Every failure is a `PostgresTokenStoreError` (`code: 'refused'` with
+ * Processes that call it at once all succeed. Every failure is a `SharedTokenStoreError` (`code: 'refused'` with
  * its `sqlState` when PostgreSQL refused the statement, e.g. 42501 in a schema the role may not write to).
  *
  * @example

@@ -5,12 +5,11 @@
  */
 export { PostgresTokenStore, type PostgresTokenStoreOptions } from './postgres-token-store.js';
 export { rotateTokenEncryption, type RotateTokenEncryptionOptions } from './rotate-token-encryption.js';
-export type { TokenRotationResult } from '../redis/token-rotation.js';
-export type { EncryptionKey, EncryptionKeyring } from '../redis/token-cipher.js';
+export type { TokenRotationResult } from '../store/token-rotation.js';
+export type { EncryptionKey, EncryptionKeyring } from '../store/token-cipher.js';
 export { createTokenTable, tokenTableSql, type TokenTableOptions } from './create-table.js';
-export { PostgresTokenStoreError, type PostgresTokenStoreErrorCode } from './errors.js';
+export { SharedTokenStoreError, type SharedTokenStoreErrorCode, type StoreFailureSite, type StoredTokensProblem } from '../store/errors.js';
 export type { PgPoolLike, PgResultLike } from './pg-connection.js';
-export type { StoredTokensProblem } from '../redis/errors.js';
 export { PostgresWebhookDedupe, type PostgresWebhookDedupeOptions } from './postgres-webhook-dedupe.js';
 export { createWebhookDedupeTable, webhookDedupeTableSql, type WebhookDedupeTableOptions } from './webhook-dedupe-table.js';
-export { WebhookDedupeUnavailableError, type RedisWebhookDedupeOperation } from '../redis/webhook-dedupe-error.js';
+export { WebhookDedupeUnavailableError, type WebhookDedupeOperation } from '../store/webhook-dedupe-error.js';

@@ -3,14 +3,14 @@
  * imported (an optional peer dependency). Every statement is bounded in time (`statementTimeoutMs`): the wait for a
  * free connection of the pool and the statement together, on the client's side (a timer), and the statement alone by
  * pg's own `query_timeout`, which gives the connection back (ended) to the pool. Every failure becomes a
- * `PostgresTokenStoreError` whose cause is a scrubbed copy of pg's error (never the error itself: it can hold the
+ * `SharedTokenStoreError` whose cause is a scrubbed copy of pg's error (never the error itself: it can hold the
  * statement and its values, the tokens).
  */
 import type { TokenStoreOperation } from '../oauth/errors.js';
 import { findCode, sanitizeCause, scrubStoreMessage } from '../core/scrub.js';
 import { invalidOption } from '../core/invalid-option.js';
 import { timeBound } from '../core/time-bound.js';
-import { PostgresTokenStoreError } from './errors.js';
+import { SharedTokenStoreError, type SharedTokenStoreErrorCode, type StoredTokensProblem } from '../store/errors.js';
 
 /**
  * A node-postgres `Pool` (`new Pool({ connectionString })`), or anything with its `query(config)`: only that is used.
@@ -47,7 +47,7 @@ export function checkPool(pool: unknown): PgPoolLike {
 export type PgFailure<Operation extends string> = (operation: Operation, detail: { timeoutMs?: number; cause?: Error; sqlState?: string | undefined }) => Error;
 
 /**
- * Runs statements for one row of one table, each bounded by `timeoutMs`. Failures are `PostgresTokenStoreError`s, or
+ * Runs statements for one row of one table, each bounded by `timeoutMs`. Failures are `SharedTokenStoreError`s, or
  * what `fail` makes of them (the webhook dedupe's error).
  */
 export class PgConnection<Operation extends string = TokenStoreOperation> {
@@ -85,7 +85,7 @@ export class PgConnection<Operation extends string = TokenStoreOperation> {
     if (!Array.isArray(result?.rows) || !(rowCount === null || rowCount === undefined || typeof rowCount === 'number')) {
       const shown = result === null || typeof result !== 'object' ? String(result) : `an object without a rows array`;
       const message = `the pool answered ${shown}, not a node-postgres result ({ rows, rowCount }); the statement may have landed. Pass a node-postgres Pool, or make the wrapper return pool.query()'s result.`;
-      throw this.#fail?.(operation, { cause: new Error(message) }) ?? new PostgresTokenStoreError({ ...this.#where, operation: operation as TokenStoreOperation }, 'bad_result', message);
+      throw this.#fail?.(operation, { cause: new Error(message) }) ?? postgresFailure({ ...this.#where, operation: operation as TokenStoreOperation }, 'bad_result', message);
     }
     return result as PgResultLike;
   }
@@ -104,7 +104,7 @@ export class PgConnection<Operation extends string = TokenStoreOperation> {
       this.#timeoutMs,
       () =>
         fail?.(operation, { timeoutMs: this.#timeoutMs }) ??
-        new PostgresTokenStoreError(where, 'timeout', `PostgreSQL did not answer within ${this.#timeoutMs} ms (\`statementTimeoutMs\`); the statement may still land. Check the pool's free connections and the server.`),
+        postgresFailure(where, 'timeout', `PostgreSQL did not answer within ${this.#timeoutMs} ms (\`statementTimeoutMs\`); the statement may still land. Check the pool's free connections and the server.`, { timeoutMs: this.#timeoutMs }),
     );
   }
 }
@@ -120,10 +120,28 @@ function scrubbed(error: unknown): { cause: Error; sqlState: string | undefined;
   return { cause, code, sqlState: code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? code : undefined };
 }
 
-/** pg's error, as a `PostgresTokenStoreError` holding only a scrubbed copy (name, message, code). */
-export function postgresError(where: { key: string; table: string; operation: TokenStoreOperation }, error: unknown): PostgresTokenStoreError {
+/** Where a Postgres token store (or `createTokenTable`: `key` empty) failed. */
+export interface PgSite {
+  readonly key: string;
+  readonly table: string;
+  readonly operation: TokenStoreOperation;
+}
+
+/** The store's error: its message names the row's key, the table and the operation (or `createTokenTable`). */
+export function postgresFailure(
+  where: PgSite,
+  code: SharedTokenStoreErrorCode,
+  message: string,
+  detail: { sqlState?: string | undefined; problem?: StoredTokensProblem; timeoutMs?: number; cause?: Error } = {},
+): SharedTokenStoreError {
+  const what = where.key === '' ? `createTokenTable (table ${where.table}) failed` : `Token store "${where.key}" (table ${where.table}) failed during ${where.operation}`;
+  return new SharedTokenStoreError({ store: 'postgres', ...where }, code, `${what}: ${message}`, detail);
+}
+
+/** pg's error, as a `SharedTokenStoreError` holding only a scrubbed copy (name, message, code). */
+export function postgresError(where: PgSite, error: unknown): SharedTokenStoreError {
   const { cause, code, sqlState } = scrubbed(error);
-  return new PostgresTokenStoreError(
+  return postgresFailure(
     where,
     sqlState !== undefined && PERMANENT.test(sqlState) ? 'refused' : 'unavailable',
     `PostgreSQL failed (${cause.message}${code === undefined ? '' : `, ${code}`}).${sqlState === '42P01' ? missingTable(where.table) : ''}`,

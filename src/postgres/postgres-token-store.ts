@@ -6,13 +6,11 @@
 import { constructorOptions, integerOption, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
 import { checkWellFormedId } from '../core/well-formed-id.js';
 import type { ReauthorizationReason } from '../oauth/errors.js';
-import { copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
-import { type EncryptionKey, storeCipher } from '../redis/token-cipher.js';
-import { type Lease, LeaseLock, lockTimes } from '../store/lease-lock.js';
-import { StoredTokens } from '../redis/stored-tokens.js';
-import { PostgresTokenStoreError } from './errors.js';
-import { checkPool, PgConnection, type PgPoolLike } from './pg-connection.js';
+import { type EncryptionKey, storeCipher } from '../store/token-cipher.js';
+import { type Lease, lockTimes } from '../store/lease-lock.js';
+import { StoredTokens, type StoreWrites } from '../store/stored-tokens.js';
+import { checkPool, PgConnection, type PgPoolLike, postgresFailure } from './pg-connection.js';
 import { statements, tableName } from './token-table.js';
 
 /** Options of `new PostgresTokenStore(...)`. */
@@ -78,7 +76,7 @@ export class PostgresTokenStore implements TokenStore {
   readonly #encrypted: boolean;
   readonly #lockTtlMs: number;
   readonly #values: StoredTokens;
-  readonly #lock: LeaseLock;
+  readonly #statements: PgStatements;
 
   constructor(options: PostgresTokenStoreOptions) {
     options = constructorOptions(options, OPTIONS, 'new PostgresTokenStore()', '{ pool, key, encryptionKey }');
@@ -99,13 +97,8 @@ export class PostgresTokenStore implements TokenStore {
     this.#connection = new PgConnection(pool, { key, table: table.name }, timeoutMs);
     const cipher = storeCipher(options.encryptionKey);
     this.#encrypted = cipher !== undefined;
-    const where = (operation: 'get' | 'set' | 'lock') => ({ key, table: table.name, operation });
-    this.#values = new StoredTokens(
-      key,
-      cipher,
-      (error) => new PostgresTokenStoreError(where('get'), 'unreadable', error.message.replace(/^The tokens stored under "[^"]*" cannot be read: /, 'the stored tokens cannot be read: '), { problem: error.problem }),
-    );
-    this.#lock = new LeaseLock(new PgLease(this.#connection, this.#sql, { key, table: table.name }, this.#values, ttlMs, lockWaitMs));
+    this.#statements = new PgStatements(this.#connection, this.#sql, { key, table: table.name });
+    this.#values = new StoredTokens({ store: 'postgres', key, table: table.name, operation: 'get' }, cipher, this.#statements, { ttlMs, waitMs: lockWaitMs });
   }
 
   /** The row's key. */
@@ -114,14 +107,8 @@ export class PostgresTokenStore implements TokenStore {
   }
 
   /** A copy of the stored tokens, or `undefined` when none are stored. One statement. */
-  async get(): Promise<TokenSet | undefined> {
-    const { tokens } = await this.#values.decode(await this.#read());
-    return tokens && copyTokenSet(tokens);
-  }
-
-  async #read(): Promise<unknown> {
-    const [row] = await this.#connection.rows('get', this.#sql.get, [this.#key]);
-    return row?.['tokens'];
+  get(): Promise<TokenSet | undefined> {
+    return this.#values.get();
   }
 
   /**
@@ -132,30 +119,8 @@ export class PostgresTokenStore implements TokenStore {
    * - Without it, inside `lock()`: written only while the lock is still this holder's, else `code: 'lock_lost'`.
    * - Otherwise a plain write (a new sign-in replaces what is stored).
    */
-  async set(tokens: TokenSet, options?: TokenStoreSetOptions): Promise<boolean> {
-    const value = await this.#values.encode(tokens);
-    const expected = options?.expectedRefreshToken;
-    if (expected !== undefined) {
-      return this.#values.compareAndSet(
-        tokens,
-        expected,
-        value,
-        () => this.#read(),
-        async (current, next) => (await this.#connection.count('set', this.#sql.setIfUnchanged, [this.#key, next, current])) === 1,
-      );
-    }
-    const owner = this.#lock.owner();
-    if (owner === undefined) {
-      await this.#connection.count('set', this.#sql.set, [this.#key, value]);
-    } else if ((await this.#connection.count('set', this.#sql.setIfLockOwner, [this.#key, value, owner])) !== 1) {
-      throw new PostgresTokenStoreError(
-        { key: this.#key, table: this.#table, operation: 'set' },
-        'lock_lost',
-        "the row's lock expired before set() ran, so the tokens were not written (another process may hold newer ones). Raise `lockTtlMs` above the longest token refresh.",
-      );
-    }
-    this.#values.remember(value, tokens);
-    return true;
+  set(tokens: TokenSet, options?: TokenStoreSetOptions): Promise<boolean> {
+    return this.#values.set(tokens, options);
   }
 
   /**
@@ -165,7 +130,7 @@ export class PostgresTokenStore implements TokenStore {
    * passes), a waiter reads the row as it waits and ends the wait with the holder's tokens (see `RedisTokenStore.lock`).
    */
   lock<T>(fn: () => Promise<T>, options?: TokenStoreLockOptions<T>): Promise<T> {
-    return this.#lock.run(fn, options);
+    return this.#values.lock(fn, options);
   }
 
   /**
@@ -175,7 +140,7 @@ export class PostgresTokenStore implements TokenStore {
    */
   async markReauthorizationRequired(reason: ReauthorizationReason, tokens: TokenSet): Promise<void> {
     let seen = this.#values.seen;
-    if (seen === undefined || seen.tokens?.refreshToken !== tokens.refreshToken) seen = await this.#values.decode(await this.#read());
+    if (seen === undefined || seen.tokens?.refreshToken !== tokens.refreshToken) seen = await this.#values.decode(await this.#statements.read());
     if (seen.raw === null || seen.tokens?.refreshToken !== tokens.refreshToken) return;
     await this.#connection.count('set', this.#sql.markReconnect, [this.#key, reason, seen.raw]);
   }
@@ -197,47 +162,69 @@ export class PostgresTokenStore implements TokenStore {
   }
 }
 
-/** The row's lease: `lock_owner` and `lock_expires_at`, written by one statement each. */
-class PgLease implements Lease {
+/** The store's own statements: the row's lease (`lock_owner` and `lock_expires_at`) and the writes of its tokens. */
+class PgStatements implements Lease, StoreWrites {
   readonly #connection: PgConnection;
   readonly #sql: ReturnType<typeof statements>;
-  readonly #row: { readonly key: string; readonly table: string };
-  readonly #values: StoredTokens;
-  readonly ttlMs: number;
-  readonly waitMs: number;
+  readonly #key: string;
+  readonly #table: string;
 
-  constructor(connection: PgConnection, sql: ReturnType<typeof statements>, row: { key: string; table: string }, values: StoredTokens, ttlMs: number, waitMs: number) {
+  constructor(connection: PgConnection, sql: ReturnType<typeof statements>, row: { key: string; table: string }) {
     this.#connection = connection;
     this.#sql = sql;
-    this.#row = row;
-    this.#values = values;
-    this.ttlMs = ttlMs;
-    this.waitMs = waitMs;
+    this.#key = row.key;
+    this.#table = row.table;
+  }
+
+  async read(): Promise<unknown> {
+    const [row] = await this.#connection.rows('get', this.#sql.get, [this.#key]);
+    return row?.['tokens'];
+  }
+
+  async writeIfUnchanged(current: string | null, value: string): Promise<boolean> {
+    return (await this.#connection.count('set', this.#sql.setIfUnchanged, [this.#key, value, current])) === 1;
+  }
+
+  async write(value: string): Promise<void> {
+    await this.#connection.count('set', this.#sql.set, [this.#key, value]);
+  }
+
+  async writeIfOwner(value: string, owner: string): Promise<boolean> {
+    return (await this.#connection.count('set', this.#sql.setIfLockOwner, [this.#key, value, owner])) === 1;
+  }
+
+  lockLost(): Error {
+    return postgresFailure(
+      { key: this.#key, table: this.#table, operation: 'set' },
+      'lock_lost',
+      "the row's lock expired before set() ran, so the tokens were not written (another process may hold newer ones). Raise `lockTtlMs` above the longest token refresh.",
+    );
+  }
+
+  timedOut(waitMs: number): Error {
+    return postgresFailure(
+      { key: this.#key, table: this.#table, operation: 'lock' },
+      'lock_timeout',
+      `another process held the row's lock for more than ${waitMs} ms (\`lockWaitMs\`); a holder that died frees it after \`lockTtlMs\`.`,
+      { timeoutMs: waitMs },
+    );
   }
 
   async take(owner: string, ttlMs: number): Promise<boolean | 'expired'> {
-    const [row] = await this.#connection.rows('lock', this.#sql.take, [this.#row.key, owner, ttlMs]);
+    const [row] = await this.#connection.rows('lock', this.#sql.take, [this.#key, owner, ttlMs]);
     return row === undefined ? false : row['expired'] === true ? 'expired' : true;
   }
 
   async extend(owner: string, ttlMs: number): Promise<boolean> {
-    return (await this.#connection.count('lock', this.#sql.extend, [this.#row.key, owner, ttlMs])) === 1;
+    return (await this.#connection.count('lock', this.#sql.extend, [this.#key, owner, ttlMs])) === 1;
   }
 
   async release(owner: string): Promise<boolean> {
-    return (await this.#connection.count('unlock', this.#sql.release, [this.#row.key, owner])) === 1;
+    return (await this.#connection.count('unlock', this.#sql.release, [this.#key, owner])) === 1;
   }
 
-  async look(): Promise<{ tokens: TokenSet | undefined; held: boolean }> {
-    const [row] = await this.#connection.rows('lock', this.#sql.look, [this.#row.key]);
-    return { tokens: (await this.#values.decode(row?.['tokens'])).tokens, held: row?.['held'] === true };
-  }
-
-  timedOut(): Error {
-    return new PostgresTokenStoreError(
-      { ...this.#row, operation: 'lock' },
-      'lock_timeout',
-      `another process held the row's lock for more than ${this.waitMs} ms (\`lockWaitMs\`); a holder that died frees it after \`lockTtlMs\`.`,
-    );
+  async look(): Promise<{ stored: unknown; held: boolean }> {
+    const [row] = await this.#connection.rows('lock', this.#sql.look, [this.#key]);
+    return { stored: row?.['tokens'], held: row?.['held'] === true };
   }
 }

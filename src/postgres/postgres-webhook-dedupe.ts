@@ -6,7 +6,7 @@
  * Expired rows are ignored at once and deleted by a bounded clean-up that the store's own calls start.
  */
 import { constructorOptions, integerOption, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
-import type { RedisWebhookDedupeOperation } from '../redis/webhook-dedupe-error.js';
+import type { WebhookDedupeOperation } from '../store/webhook-dedupe-error.js';
 import type { WebhookClaim, WebhookClaimContext, WebhookDedupeStore } from '../webhooks/dedupe.js';
 import { checkPool, type PgConnection, type PgPoolLike } from './pg-connection.js';
 import { pgConnection, webhookStatements, webhookTable } from './webhook-dedupe-table.js';
@@ -64,7 +64,7 @@ const CLEANUP_EVERY_MS = 60_000;
  * })
  */
 export class PostgresWebhookDedupe implements WebhookDedupeStore {
-  readonly #connection: PgConnection<RedisWebhookDedupeOperation>;
+  readonly #connection: PgConnection<WebhookDedupeOperation>;
   readonly #sql: ReturnType<typeof webhookStatements>;
   readonly #doneTtlMs: number;
   /** When the next clean-up may start (ms); `Infinity` while one runs. */

@@ -5,8 +5,8 @@
  * each written back by a compare-and-set `UPDATE … WHERE key = $1 AND tokens = <the value read>`.
  */
 import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
-import type { EncryptionKey } from '../redis/token-cipher.js';
-import { checkRotation, noRotation, rotateStoredValue, rotationCipher, type TokenRotationResult } from '../redis/token-rotation.js';
+import type { EncryptionKey } from '../store/token-cipher.js';
+import { checkRotation, noRotation, rotateStoredValue, rotationCipher, type TokenRotationResult } from '../store/token-rotation.js';
 import { checkPool, PgConnection, type PgPoolLike } from './pg-connection.js';
 import { statements, tableName } from './token-table.js';
 
@@ -41,7 +41,7 @@ const PAGE_SIZE = 200;
  * `allowPlaintext`) under its `current` key, so that the older keys can be removed; with `dryRun`, counts them. Safe while the app runs: each value is written back by a
  * compare-and-set, so one a refresh wrote meanwhile is kept; the row's other columns (lock, refreshed_at) are left
  * alone. Rows without tokens (a lock only) are skipped. Failures are
- * `PostgresTokenStoreError`s (the row's key, never a value); never logs, never returns a token or a key.
+ * `SharedTokenStoreError`s (the row's key, never a value); never logs, never returns a token or a key.
  *
  * @example
  * const keyring = { current: 'k2', keys: { k1: process.env.TOKEN_KEY_1!, k2: process.env.TOKEN_KEY_2! } }

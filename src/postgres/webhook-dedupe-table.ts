@@ -4,7 +4,7 @@
  * once) and its statements, each one atomic statement (never a transaction held open).
  */
 import { checkOptions, integerOption, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
-import { WebhookDedupeUnavailableError, type RedisWebhookDedupeOperation } from '../redis/webhook-dedupe-error.js';
+import { WebhookDedupeUnavailableError, type WebhookDedupeOperation } from '../store/webhook-dedupe-error.js';
 import { checkPool, PgConnection, type PgPoolLike } from './pg-connection.js';
 import { tableName } from './token-table.js';
 
@@ -70,8 +70,8 @@ export async function createWebhookDedupeTable(pool: PgPoolLike, options: Webhoo
 }
 
 /** A connection whose failures are `WebhookDedupeUnavailableError`s, with a hint when the table is missing. */
-export function pgConnection(pool: PgPoolLike, table: string, timeoutMs: number): PgConnection<RedisWebhookDedupeOperation> {
-  return new PgConnection<RedisWebhookDedupeOperation>(pool, { key: '', table }, timeoutMs, (operation, detail) => {
+export function pgConnection(pool: PgPoolLike, table: string, timeoutMs: number): PgConnection<WebhookDedupeOperation> {
+  return new PgConnection<WebhookDedupeOperation>(pool, { key: '', table }, timeoutMs, (operation, detail) => {
     const hint =
       detail.sqlState === '42P01'
         ? `Create the table ${table} first: \`await createWebhookDedupeTable(pool, { table })\`, or run \`webhookDedupeTableSql()\` in a migration.`

@@ -5,20 +5,10 @@
  */
 export { RedisTokenStore, type RedisTokenStoreOptions } from './redis-token-store.js';
 export { rotateTokenEncryption, type RotateTokenEncryptionOptions } from './rotate-token-encryption.js';
-export type { TokenRotationResult } from './token-rotation.js';
-export type { EncryptionKey, EncryptionKeyring } from './token-cipher.js';
+export type { TokenRotationResult } from '../store/token-rotation.js';
+export type { EncryptionKey, EncryptionKeyring } from '../store/token-cipher.js';
 export { RedisRateLimiter, type RedisRateLimiterOptions } from './redis-rate-limiter.js';
 export { RedisWebhookDedupe, type RedisWebhookDedupeOptions } from './redis-webhook-dedupe.js';
-export { WebhookDedupeUnavailableError, type RedisWebhookDedupeOperation } from './webhook-dedupe-error.js';
+export { WebhookDedupeUnavailableError, type WebhookDedupeOperation } from '../store/webhook-dedupe-error.js';
 export type { IORedisClientLike, NodeRedisClientLike, NodeRedisClusterLike, RedisClientLike } from './redis-connection.js';
-export {
-  ClusterClientRequiredError,
-  CrossSlotError,
-  LockLostError,
-  LockTimeoutError,
-  RedisTokenStoreError,
-  StoredTokensUnreadableError,
-  TokenStoreUnavailableError,
-  type RedisTokenStoreOperation,
-  type StoredTokensProblem,
-} from './errors.js';
+export { SharedTokenStoreError, type SharedTokenStoreErrorCode, type StoreFailureSite, type StoredTokensProblem } from '../store/errors.js';

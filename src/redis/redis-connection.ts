@@ -8,13 +8,15 @@
  * Raw commands sidestep the option-object differences between the clients' typed helpers
  * (`set(k, v, 'PX', ttl, 'NX')` vs `set(k, v, { NX: true, PX: ttl })` vs `{ condition: 'NX', expiration }`)
  * and `eval(script, numKeys, ...)` vs `eval(script, { keys, arguments })`.
- * Every command is bounded by `commandTimeoutMs` and every failure becomes a `TokenStoreUnavailableError`.
+ * Every command is bounded by `commandTimeoutMs` and every failure becomes a `SharedTokenStoreError` (`timeout`,
+ * `unavailable`, `cross_slot`, `cluster_client_required`).
  */
 import { toHex } from '../core/bytes.js';
 import { refusal } from '../core/invalid-option.js';
 import { sanitizeCause, scrubStoreMessage } from '../core/scrub.js';
 import { timeBound } from '../core/time-bound.js';
-import { ClusterClientRequiredError, CrossSlotError, type RedisTokenStoreOperation, TokenStoreUnavailableError } from './errors.js';
+import type { TokenStoreOperation } from '../oauth/errors.js';
+import { SharedTokenStoreError } from '../store/errors.js';
 
 /**
  * An ioredis client (`new Redis(...)`): only its raw-command method is used.
@@ -87,10 +89,10 @@ type Send = (args: string[]) => Promise<unknown>;
 export type RedisUnavailable<Operation extends string> = (operation: Operation, detail: { timeoutMs?: number; cause?: Error }) => Error;
 
 /**
- * Raw commands with a time bound; errors are `TokenStoreUnavailableError` naming `key` and the operation, or what
+ * Raw commands with a time bound; errors are `SharedTokenStoreError`s naming `key` and the operation, or what
  * `unavailable` builds (another store's error class).
  */
-export class RedisConnection<Operation extends string = RedisTokenStoreOperation> {
+export class RedisConnection<Operation extends string = TokenStoreOperation> {
   /** Whether the client is a Redis Cluster client (ioredis `Cluster`, node-redis `createCluster`). */
   readonly isCluster: boolean;
   readonly #send: Send;
@@ -103,7 +105,7 @@ export class RedisConnection<Operation extends string = RedisTokenStoreOperation
     this.#key = key;
     this.#timeoutMs = timeoutMs;
     this.#unavailable =
-      unavailable ?? ((operation, detail) => new TokenStoreUnavailableError(key, operation as RedisTokenStoreOperation, detail));
+      unavailable ?? ((operation, detail) => redisUnavailable(key, operation as TokenStoreOperation, detail));
   }
 
   /** Runs one command, e.g. `['GET', key]`. */
@@ -141,12 +143,65 @@ export class RedisConnection<Operation extends string = RedisTokenStoreOperation
         // A key without a hash tag on a cluster, or a single-node client on a cluster node: mistakes to fix, not
         // outages to wait out.
         const message = error instanceof Error ? error.message : '';
-        if (message.startsWith('CROSSSLOT')) throw new CrossSlotError(this.#key);
-        if (message.startsWith('MOVED')) throw new ClusterClientRequiredError(this.#key, operation as RedisTokenStoreOperation);
+        if (message.startsWith('CROSSSLOT')) throw crossSlot(this.#key, operation as TokenStoreOperation);
+        if (message.startsWith('MOVED')) throw clusterClientRequired(this.#key, operation as TokenStoreOperation);
         throw this.#unavailable(operation, { cause: safeCause(error) });
       });
     return timeBound(() => command, this.#timeoutMs, () => this.#unavailable(operation, { timeoutMs: this.#timeoutMs }));
   }
+}
+
+/**
+ * Redis did not answer in time (`commandTimeoutMs`: `timeout`), refused the connection, or answered with an error
+ * (`unavailable`). Nothing was decided: retry later. `cause`, when present, is a plain `Error` holding only the client
+ * library's error name, code and message (never the library's error itself: ioredis attaches the command's
+ * arguments, which hold the tokens).
+ */
+export function redisUnavailable(key: string, operation: TokenStoreOperation, detail: { timeoutMs?: number; cause?: Error; message?: string; code?: 'lock_timeout' }): SharedTokenStoreError {
+  const what =
+    detail.message ??
+    (detail.timeoutMs !== undefined
+      ? `Redis did not answer within ${detail.timeoutMs} ms`
+      : `Redis failed${detail.cause === undefined ? '' : ` (${detail.cause.message})`}`);
+  return new SharedTokenStoreError(
+    { store: 'redis', key, operation },
+    detail.code ?? (detail.timeoutMs === undefined ? 'unavailable' : 'timeout'),
+    `Token store "${key}" is unavailable during ${operation}: ${what}. ` +
+      'Check that Redis is reachable; raise `commandTimeoutMs` if it is known to be slow.',
+    { timeoutMs: detail.timeoutMs, ...(detail.cause === undefined ? {} : { cause: detail.cause }) },
+  );
+}
+
+/**
+ * Redis Cluster refused a command on the tokens' key and its lock key (`${key}:lock`) together because they hash to
+ * different slots (`CROSSSLOT`). Not an outage, and retrying will not help: the message suggests the key with a hash tag.
+ */
+function crossSlot(key: string, operation: TokenStoreOperation): SharedTokenStoreError {
+  return new SharedTokenStoreError(
+    { store: 'redis', key, operation },
+    'cross_slot',
+    `Redis Cluster refused a command on "${key}" and its lock key "${key}:lock": they hash to different slots ` +
+      `(CROSSSLOT). Put a hash tag in \`key\` so both share a slot: "${withHashTag(key)}".`,
+  );
+}
+
+/** Redis answered `MOVED`: a single-node client connected to a node of a Redis Cluster. Retrying will not help. */
+function clusterClientRequired(key: string, operation: TokenStoreOperation): SharedTokenStoreError {
+  return new SharedTokenStoreError(
+    { store: 'redis', key, operation },
+    'cluster_client_required',
+    `Redis answered MOVED for "${key}": the \`redis\` client is a single-node client connected to a Redis Cluster. ` +
+      'Pass a Cluster client instead: ioredis `new Cluster(nodes)` or node-redis `createCluster({ rootNodes })`.',
+  );
+}
+
+/**
+ * `key` with a hash tag, as the cluster messages suggest it: its last `:`-separated part in braces
+ * (`postsched:tokens:user_42` → `postsched:tokens:{user_42}`), or the whole key when that part is empty.
+ */
+export function withHashTag(key: string): string {
+  const cut = key.lastIndexOf(':', key.length - 2) + 1;
+  return `${key.slice(0, cut)}{${key.slice(cut)}}`;
 }
 
 /** Picks the raw-command call of the client, by shape (never by importing either package). */

@@ -5,14 +5,13 @@
  */
 import { constructorOptions, integerOption, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
 import { checkWellFormedId } from '../core/well-formed-id.js';
-import { copyTokenSet } from '../oauth/token-set.js';
 import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
-import { type Lease, LeaseLock, lockTimes } from '../store/lease-lock.js';
-import { StoredTokens } from './stored-tokens.js';
-import { LockLostError, LockTimeoutError, withHashTag } from './errors.js';
+import { type Lease, lockTimes } from '../store/lease-lock.js';
+import { SharedTokenStoreError } from '../store/errors.js';
+import { StoredTokens, type StoreWrites } from '../store/stored-tokens.js';
 import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED } from './lock-scripts.js';
-import { RedisConnection, type RedisClientLike } from './redis-connection.js';
-import { type EncryptionKey, storeCipher } from './token-cipher.js';
+import { RedisConnection, redisUnavailable, withHashTag, type RedisClientLike } from './redis-connection.js';
+import { type EncryptionKey, storeCipher } from '../store/token-cipher.js';
 
 /** Options of `new RedisTokenStore(...)`. */
 export interface RedisTokenStoreOptions {
@@ -26,33 +25,34 @@ export interface RedisTokenStoreOptions {
   /**
    * The Redis key holding this user's tokens, e.g. `postsched:tokens:user_42`. The lock lives at `${key}:lock`.
    * On Redis Cluster put a hash tag in it (`postsched:tokens:{user_42}`) so both keys share a slot: with a cluster
-   * client a key without one is refused at construction, and a `CROSSSLOT` answer is a `CrossSlotError`.
+   * client a key without one is refused at construction, and a `CROSSSLOT` answer is a `SharedTokenStoreError` with
+   * `code: 'cross_slot'`.
    */
   key: string;
   /**
    * Expiry of the lock, in ms: how long a holder that died (SIGKILL, crash, lost network) blocks the others.
    * A live holder extends its lock every `lockTtlMs / 3`, so a slow token refresh keeps it; one whose event
-   * loop stalls past this loses it, and its `set()` then fails with `LockLostError`. While `TokenManager` refreshes
+   * loop stalls past this loses it, and its `set()` then fails (`code: 'lock_lost'`). While `TokenManager` refreshes
    * inside it, the lock lasts at least the refresh's bound (token request time-out + `storeTimeoutMs`: its `leaseMs`),
    * so a process starved mid-refresh keeps it. Default 10 000.
    */
   lockTtlMs?: number;
   /**
-   * How long `lock()` waits for another holder before failing with `LockTimeoutError`, in ms. Keep it above
+   * How long `lock()` waits for another holder before failing (`code: 'lock_timeout'`), in ms. Keep it above
    * the longest token refresh (OAuthClient's `timeoutMs`, 30 s by default) and above `lockTtlMs`, so a waiter
    * outlasts both a slow holder and a dead one's lock. Default 45 000.
    */
   lockWaitMs?: number;
   /**
    * Time bound of each Redis command, in ms: when Redis is down or slow, the store fails with
-   * `TokenStoreUnavailableError` after this long instead of waiting for the client's reconnects. Default 3 000.
+   * `code: 'timeout'` after this long instead of waiting for the client's reconnects. Default 3 000.
    */
   commandTimeoutMs?: number;
   /**
    * Required. Encrypts the stored tokens with AES-256-GCM: 32 raw bytes (`Uint8Array`/`Buffer`) or their base64 text
    * (`openssl rand -base64 32`): a refresh token is a password, and Redis contents end up in backups and replicas.
    * `undefined` (an unset environment variable) is refused at construction; to keep tokens in clear, say so:
-   * `'none'`. A value stored with another key (or in clear) then fails to read with `StoredTokensUnreadableError`.
+   * `'none'`. A value stored with another key (or in clear) then fails to read (`code: 'unreadable'`).
    * To rotate the key, a keyring: `{ current: 'k2', keys: { k1, k2 } }` reads values written with any listed key
    * (and those written with one key, before) and writes with `current`; `rotateTokenEncryption` rewrites the rest.
    * To move from `'none'` to a key, a keyring with `allowPlaintext: true` for the move (see `EncryptionKeyring`).
@@ -86,7 +86,6 @@ export class RedisTokenStore implements TokenStore {
   readonly #encrypted: boolean;
   readonly #lockTtlMs: number;
   readonly #values: StoredTokens;
-  readonly #lock: LeaseLock;
 
   constructor(options: RedisTokenStoreOptions) {
     options = constructorOptions(options, OPTIONS, 'new RedisTokenStore()', '{ redis, key, encryptionKey }');
@@ -110,8 +109,7 @@ export class RedisTokenStore implements TokenStore {
     }
     const cipher = storeCipher(options.encryptionKey);
     this.#encrypted = cipher !== undefined;
-    this.#values = new StoredTokens(key, cipher);
-    this.#lock = new LeaseLock(new RedisLease(this.#connection, key, this.#lockKey, this.#values, ttlMs, lockWaitMs));
+    this.#values = new StoredTokens({ store: 'redis', key, operation: 'get' }, cipher, new RedisCommands(this.#connection, key, this.#lockKey), { ttlMs, waitMs: lockWaitMs });
   }
 
   /** The Redis key of the tokens. */
@@ -120,9 +118,8 @@ export class RedisTokenStore implements TokenStore {
   }
 
   /** A copy of the stored tokens (as `MemoryTokenStore` gives), or `undefined` when none are stored. */
-  async get(): Promise<TokenSet | undefined> {
-    const { tokens } = await this.#values.decode(await this.#connection.command('get', ['GET', this.#key]));
-    return tokens && copyTokenSet(tokens);
+  get(): Promise<TokenSet | undefined> {
+    return this.#values.get();
   }
 
   /**
@@ -132,36 +129,16 @@ export class RedisTokenStore implements TokenStore {
    *   lost its data: these are then the newest tokens there are); else nothing is written and it returns `false`.
    *   Read, decision and write are made atomic by a Lua script comparing the stored value byte for byte, so no
    *   late or repeated write can move the key backwards, whether or not the lock is still held.
-   * - Without it, inside `lock()`: written only if the lock is still this holder's, else `LockLostError`.
+   * - Without it, inside `lock()`: written only if the lock is still this holder's, else `code: 'lock_lost'`.
    * - Otherwise a plain write (a new sign-in replaces what is stored).
    */
-  async set(tokens: TokenSet, options?: TokenStoreSetOptions): Promise<boolean> {
-    const value = await this.#values.encode(tokens);
-    const expected = options?.expectedRefreshToken;
-    if (expected !== undefined) {
-      return this.#values.compareAndSet(
-        tokens,
-        expected,
-        value,
-        () => this.#connection.command('get', ['GET', this.#key]),
-        async (current, next) =>
-          (await this.#connection.script('set', SET_IF_UNCHANGED, [this.#key], [current ?? '', next, current === null ? '1' : '0'])) === 1,
-      );
-    }
-    const owner = this.#lock.owner();
-    if (owner === undefined) {
-      await this.#connection.command('set', ['SET', this.#key, value]);
-    } else {
-      const written = await this.#connection.script('set', SET_IF_LOCK_OWNER, [this.#lockKey, this.#key], [owner, value]);
-      if (written !== 1) throw new LockLostError(this.#key);
-    }
-    this.#values.remember(value, tokens);
-    return true;
+  set(tokens: TokenSet, options?: TokenStoreSetOptions): Promise<boolean> {
+    return this.#values.set(tokens, options);
   }
 
   /**
    * Runs `fn` while holding this key's lock across every process sharing the Redis. Waits for another holder
-   * up to `lockWaitMs`, then fails with `LockTimeoutError`. The lock is extended while `fn` runs and released
+   * up to `lockWaitMs`, then fails (`code: 'lock_timeout'`). The lock is extended while `fn` runs and released
    * when it settles (also when it throws); a nested `lock()` in the same call chain runs `fn` at once instead
    * of waiting for itself.
    * With `options.whileWaiting` (what TokenManager passes), a waiter reads the tokens as it waits instead of
@@ -174,12 +151,12 @@ export class RedisTokenStore implements TokenStore {
    *   const current = await store.get()
    *   if (current && current.expiresAt > Date.now() + 60_000) return current
    *   const fresh = await refresh(current)
-   *   await store.set(fresh) // LockLostError if the lock expired meanwhile
+   *   await store.set(fresh) // code 'lock_lost' if the lock expired meanwhile
    *   return fresh
    * })
    */
   lock<T>(fn: () => Promise<T>, options?: TokenStoreLockOptions<T>): Promise<T> {
-    return this.#lock.run(fn, options);
+    return this.#values.lock(fn, options);
   }
 
   [Symbol.for('nodejs.util.inspect.custom')](): string {
@@ -203,22 +180,54 @@ export class RedisTokenStore implements TokenStore {
  */
 const HOLDER_NOTE_TTL_MS = 86_400_000;
 
-/** The lock's lease: `${key}:lock` holds its owner's token, with a Redis expiry; `${key}:lock:holder` notes it. */
-class RedisLease implements Lease {
+/**
+ * The store's own commands: the lock's lease (`${key}:lock` holds its owner's token, with a Redis expiry;
+ * `${key}:lock:holder` notes it) and the writes of the tokens' value.
+ */
+class RedisCommands implements Lease, StoreWrites {
   readonly #connection: RedisConnection;
   readonly #key: string;
   readonly #lockKey: string;
-  readonly #values: StoredTokens;
-  readonly ttlMs: number;
-  readonly waitMs: number;
 
-  constructor(connection: RedisConnection, key: string, lockKey: string, values: StoredTokens, ttlMs: number, waitMs: number) {
+  constructor(connection: RedisConnection, key: string, lockKey: string) {
     this.#connection = connection;
     this.#key = key;
     this.#lockKey = lockKey;
-    this.#values = values;
-    this.ttlMs = ttlMs;
-    this.waitMs = waitMs;
+  }
+
+  read(): Promise<unknown> {
+    return this.#connection.command('get', ['GET', this.#key]);
+  }
+
+  async writeIfUnchanged(current: string | null, value: string): Promise<boolean> {
+    return (await this.#connection.script('set', SET_IF_UNCHANGED, [this.#key], [current ?? '', value, current === null ? '1' : '0'])) === 1;
+  }
+
+  async write(value: string): Promise<void> {
+    await this.#connection.command('set', ['SET', this.#key, value]);
+  }
+
+  async writeIfOwner(value: string, owner: string): Promise<boolean> {
+    return (await this.#connection.script('set', SET_IF_LOCK_OWNER, [this.#lockKey, this.#key], [owner, value])) === 1;
+  }
+
+  lockLost(): Error {
+    return new SharedTokenStoreError(
+      { store: 'redis', key: this.#key, operation: 'set' },
+      'lock_lost',
+      `The token lock of "${this.#key}" expired before set() ran, so the tokens were not written (another process ` +
+        'may hold newer ones). Raise `lockTtlMs` above the longest token refresh.',
+    );
+  }
+
+  timedOut(waitMs: number): Error {
+    return redisUnavailable(this.#key, 'lock', {
+      code: 'lock_timeout',
+      timeoutMs: waitMs,
+      message:
+        `another process held the token lock for more than ${waitMs} ms (\`lockWaitMs\`). ` +
+        'If a holder died, its lock expires after `lockTtlMs`; keep `lockWaitMs` longer than `lockTtlMs`',
+    });
   }
 
   async take(owner: string, ttlMs: number): Promise<boolean | 'expired'> {
@@ -241,13 +250,9 @@ class RedisLease implements Lease {
     return (await this.#connection.script('unlock', RELEASE_LOCK, [this.#lockKey, `${this.#lockKey}:holder`], [owner])) === 1;
   }
 
-  async look(): Promise<{ tokens: TokenSet | undefined; held: boolean }> {
-    const [raw, lock] = (await this.#connection.command('lock', ['MGET', this.#key, this.#lockKey])) as [unknown, unknown];
-    return { tokens: (await this.#values.decode(raw)).tokens, held: lock !== null && lock !== undefined };
-  }
-
-  timedOut(): Error {
-    return new LockTimeoutError(this.#key, this.waitMs);
+  async look(): Promise<{ stored: unknown; held: boolean }> {
+    const [stored, lock] = (await this.#connection.command('lock', ['MGET', this.#key, this.#lockKey])) as [unknown, unknown];
+    return { stored, held: lock !== null && lock !== undefined };
   }
 }
 

@@ -9,7 +9,7 @@ import { checkWellFormedId } from '../core/well-formed-id.js';
 import type { WebhookClaim, WebhookClaimContext, WebhookDedupeStore } from '../webhooks/dedupe.js';
 import { RELEASE_LOCK } from './lock-scripts.js';
 import { defineScript, RedisConnection, type RedisClientLike, type RedisScript } from './redis-connection.js';
-import { type RedisWebhookDedupeOperation, WebhookDedupeUnavailableError } from './webhook-dedupe-error.js';
+import { type WebhookDedupeOperation, WebhookDedupeUnavailableError } from '../store/webhook-dedupe-error.js';
 
 /** Options of `new RedisWebhookDedupe(...)`. */
 export interface RedisWebhookDedupeOptions {
@@ -108,7 +108,7 @@ const MAX_BATCH = 64;
  * })
  */
 export class RedisWebhookDedupe implements WebhookDedupeStore {
-  readonly #connection: RedisConnection<RedisWebhookDedupeOperation>;
+  readonly #connection: RedisConnection<WebhookDedupeOperation>;
   readonly #prefix: string;
   readonly #doneTtlMs: string;
   /** A Cluster spreads posts over slots, and one script may touch one slot only: no batches there. */

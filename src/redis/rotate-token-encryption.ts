@@ -6,8 +6,8 @@
 import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
 import { SET_IF_UNCHANGED } from './lock-scripts.js';
 import { RedisConnection, type RedisClientLike } from './redis-connection.js';
-import type { EncryptionKey } from './token-cipher.js';
-import { checkRotation, noRotation, rotateStoredValue, rotationCipher, type TokenRotationResult } from './token-rotation.js';
+import type { EncryptionKey } from '../store/token-cipher.js';
+import { checkRotation, noRotation, rotateStoredValue, rotationCipher, type TokenRotationResult } from '../store/token-rotation.js';
 
 /** Options of `rotateTokenEncryption(...)` for Redis. */
 export interface RotateTokenEncryptionOptions {

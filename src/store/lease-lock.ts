@@ -1,8 +1,8 @@
 /**
  * The lock of the stores shared by many processes (`RedisTokenStore`, `PostgresTokenStore`): a lease with an owner
  * token and an expiry, kept by the database, so a holder that dies frees it after `lockTtlMs`. Each store says how
- * to take, extend, release and look at its lease (a `Lease`); this file holds what is the same for every store: the
- * waiting (backoff, or watching the tokens while another process refreshes), the extension while the holder lives,
+ * to take, extend, release and look at its lease (a `Lease`: its own commands or statements only); this file holds
+ * what is the same for every store: the times, the decoding of what a waiter sees, the waiting (backoff, or watching the tokens while another process refreshes), the extension while the holder lives,
  * the release, and which locks the calling async chain holds.
  *
  * Node-only: the holder is tracked with `AsyncLocalStorage` (`node:async_hooks`, also in Deno and Bun): one for every
@@ -24,14 +24,10 @@ export function lockTimes(options: { lockTtlMs?: unknown; lockWaitMs?: unknown }
 }
 
 /**
- * One store's lease, in its database, with how long it lasts and may be waited for: one object per store (a class
- * instance, not closures; a `UserClients` keeps a store per cached user).
+ * One store's lease, in its database: one object per store (a class instance, not closures; a `UserClients` keeps a
+ * store per cached user).
  */
 export interface Lease {
-  /** Expiry of the lease, in ms; a live holder extends it every third of this. */
-  readonly ttlMs: number;
-  /** How long a waiter waits before `timedOut()` is thrown, in ms. */
-  readonly waitMs: number;
   /**
    * Takes the lease for `owner`, for `ttlMs`, when nobody holds it (or its holder's expired): `true` when taken,
    * `'expired'` when taken from a holder whose lease expired without being released, `false` when not taken.
@@ -41,10 +37,20 @@ export interface Lease {
   extend(owner: string, ttlMs: number): Promise<boolean>;
   /** Frees the lease when it is still `owner`'s: `true` when it was. */
   release(owner: string): Promise<boolean>;
-  /** For a waiter: the stored tokens, and whether the lease is held (by anyone). */
-  look(): Promise<{ tokens: TokenSet | undefined; held: boolean }>;
-  /** The store's error for a wait past `waitMs`. */
-  timedOut(): Error;
+  /** For a waiter: the stored value (as read, decoded by the lock), and whether the lease is held (by anyone). */
+  look(): Promise<{ stored: unknown; held: boolean }>;
+  /** The store's error for a wait past `waitMs` (`code: 'lock_timeout'`). */
+  timedOut(waitMs: number): Error;
+}
+
+/** What a store's lock needs besides its lease. */
+export interface LeaseLockOptions {
+  /** Expiry of the lease (`lockTtlMs`), in ms; a live holder extends it every third of this. */
+  readonly ttlMs: number;
+  /** How long a waiter waits (`lockWaitMs`) before the lease's `timedOut()` is thrown, in ms. */
+  readonly waitMs: number;
+  /** The store's values (`StoredTokens`): what a waiter sees is decoded by them. */
+  readonly values: { decode(stored: unknown): Promise<{ readonly tokens: TokenSet | undefined }> };
 }
 
 /** A lock this async call chain holds; `outer`: one it held already (another store's, nested). */
@@ -80,11 +86,13 @@ const MAX_UNKNOWN_TAKES = 8;
 /** One store's lock: `run(fn)` runs `fn` holding the lease (see `RedisTokenStore.lock`). */
 export class LeaseLock {
   readonly #lease: Lease;
+  readonly #options: LeaseLockOptions;
   /** Owners whose take's outcome is unknown, with when the lease they may hold expires (`performance.now()` ms). */
   readonly #unknownTakes = new Map<string, number>();
 
-  constructor(lease: Lease) {
+  constructor(lease: Lease, options: LeaseLockOptions) {
     this.#lease = lease;
+    this.#options = options;
   }
 
   /** The owner token of this lock when the calling async chain holds it (a write must then prove it still owns it). */
@@ -104,7 +112,7 @@ export class LeaseLock {
     const owner = ownerToken();
     // The lease lasts `lockTtlMs` from its take and each extension, or the holder's `leaseMs` when longer: what `fn` may
     // be doing while its process does not run at all (a refresh in flight, that another process must not repeat).
-    const ttlMs = Math.max(this.#lease.ttlMs, Math.min(MAX_TIMEOUT_MS, Math.ceil(options?.leaseMs ?? 0) || 0));
+    const ttlMs = Math.max(this.#options.ttlMs, Math.min(MAX_TIMEOUT_MS, Math.ceil(options?.leaseMs ?? 0) || 0));
     const whileWaiting = options?.whileWaiting;
     const taken = await this.#acquire(owner, ttlMs, whileWaiting);
     if (typeof taken === 'object') return taken.result;
@@ -145,7 +153,7 @@ export class LeaseLock {
         })
         .catch(() => {})
         .finally(() => (inFlight = false));
-    }, Math.max(1, Math.floor(this.#lease.ttlMs / 3)));
+    }, Math.max(1, Math.floor(this.#options.ttlMs / 3)));
     // The lease matters only while the process does other work: it never keeps the process alive by itself (a save
     // retried in the background, inside the lock, while the store is gone).
     (timer as { unref?: () => void }).unref?.();
@@ -161,7 +169,7 @@ export class LeaseLock {
   async #awaitPendingSave<T>(whileWaiting: (stored: TokenSet | undefined) => T | undefined, ms: number): Promise<{ result: T } | undefined> {
     const until = performance.now() + ms;
     for (let look = 0; ; look++) {
-      const result = whileWaiting((await this.#lease.look()).tokens);
+      const result = whileWaiting((await this.#look()).tokens);
       if (result !== undefined) return { result };
       const left = until - performance.now();
       if (left <= 0) return undefined;
@@ -176,25 +184,31 @@ export class LeaseLock {
    * when `whileWaiting` ended the wait.
    */
   async #acquire<T>(owner: string, ttlMs: number, whileWaiting: ((stored: TokenSet | undefined) => T | undefined) | undefined): Promise<{ result: T } | true | 'expired'> {
-    const deadline = performance.now() + this.#lease.waitMs;
+    const deadline = performance.now() + this.#options.waitMs;
     for (let attempt = 0; ; attempt++) {
       const taken = await this.#take(owner, ttlMs);
       if (taken !== false) return taken;
       for (let look = 0; ; look++) {
         const left = deadline - performance.now();
-        if (left <= 0) throw this.#lease.timedOut();
+        if (left <= 0) throw this.#lease.timedOut(this.#options.waitMs);
         const backoff =
           whileWaiting === undefined
             ? Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** attempt) * (0.5 + Math.random() / 2)
             : Math.min(MAX_LOOK_MS, typicalHoldMs * 2 ** look);
         await sleep(Math.min(left, backoff));
         if (whileWaiting === undefined) break;
-        const seen = await this.#lease.look();
+        const seen = await this.#look();
         const result = whileWaiting(seen.tokens);
         if (result !== undefined) return { result };
         if (!seen.held) break;
       }
     }
+  }
+
+  /** The stored tokens (decoded) and whether the lease is held, for a waiter. */
+  async #look(): Promise<{ tokens: TokenSet | undefined; held: boolean }> {
+    const { stored, held } = await this.#lease.look();
+    return { tokens: (await this.#options.values.decode(stored)).tokens, held };
   }
 
   async #take(owner: string, ttlMs: number): Promise<boolean | 'expired'> {

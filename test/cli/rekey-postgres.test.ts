@@ -67,7 +67,7 @@ describe('postsched rekey --postgres-url', () => {
   it('fails in one line, typed, without the password, when PostgreSQL cannot be reached', async () => {
     const { code, stderr } = await runCli(['rekey', '--postgres-url', 'postgresql://u:pa55word@127.0.0.1:1/x'], { POSTSCHED_TOKEN_KEYRING: KEYRING });
     expect(code).toBe(1);
-    expect(stderr).toMatch(/^postsched rekey: PostgresTokenStoreError: .*ECONNREFUSED/);
+    expect(stderr).toMatch(/^postsched rekey: SharedTokenStoreError: .*ECONNREFUSED/);
     expect(stderr.trim().split('\n')).toHaveLength(1);
     expectNoSecrets(stderr);
   });

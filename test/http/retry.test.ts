@@ -194,6 +194,20 @@ describe('retryAfterMs', () => {
     expect(retryAfterMs(new Headers(), now)).toBeUndefined();
   });
 
+  it('reads a number of seconds as a delay up to 2024-01-01 in epoch seconds, and as a timestamp from there, in Retry-After and in every reset header alike', () => {
+    const now = Date.parse('2030-01-01T00:00:00Z');
+    const epoch = 1_704_067_200; // 2024-01-01T00:00:00Z
+    const delayMs = (epoch - 1) * 1000; // the largest delay-seconds: 54 years, no timestamp
+    for (const name of ['retry-after', 'ratelimit-reset', 'x-ratelimit-reset']) {
+      // A reset is believed only up to a year: 54 years is left out (the normal backoff applies); Retry-After fails the call.
+      expect(retryAfterMs(new Headers({ [name]: String(epoch - 1) }), now)).toBe(name === 'retry-after' ? delayMs : undefined);
+      expect(retryAfterMs(new Headers({ [name]: String(epoch) }), now)).toBe(0); // 2024: past
+      expect(retryAfterMs(new Headers({ [name]: String(now / 1000 + 30) }), now)).toBe(30_000);
+    }
+    expect(retryAfterMs(new Headers({ ratelimit: 'limit=100, remaining=0, reset=12' }), now)).toBe(12_000);
+    expect(retryAfterMs(new Headers({ ratelimit: '"default";r=0;t=7' }), now)).toBe(7_000);
+  });
+
   it('falls back to RateLimit-Reset when Retry-After is present but empty', () => {
     const now = Date.parse('2030-01-01T00:00:00Z');
     expect(retryAfterMs(new Headers({ 'retry-after': '', 'ratelimit-reset': '30' }), now)).toBe(30_000);

@@ -7,7 +7,7 @@ import { TEST_KEY } from '../support/token-key.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TokenSet, ValidationError } from '@postsched/sdk';
-import { createTokenTable, PostgresTokenStore, PostgresTokenStoreError } from '@postsched/sdk/postgres';
+import { createTokenTable, PostgresTokenStore, SharedTokenStoreError } from '@postsched/sdk/postgres';
 import { type PostgresServer, startPostgresServer } from './postgres-server.js';
 
 const TOKENS: TokenSet = { accessToken: 'at-secret-access', refreshToken: 'rt-secret-refresh', expiresAt: 1_900_000_000_000, scopes: ['posts:read'], tokenType: 'bearer' };
@@ -45,7 +45,7 @@ describe('createTokenTable', () => {
 
   it('fails typed, with the SQLSTATE, in a schema PostgreSQL refuses (pg_catalog)', async () => {
     const error = await createTokenTable(newPool(1), { table: 'pg_catalog.postsched_tokens' }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(PostgresTokenStoreError);
+    expect(error).toBeInstanceOf(SharedTokenStoreError);
     expect(error).toMatchObject({ code: 'refused', table: 'pg_catalog.postsched_tokens', sqlState: expect.stringMatching(/^42/) });
     expect((error as Error).message).toMatch(/^createTokenTable \(table pg_catalog\.postsched_tokens\) failed: PostgreSQL failed/);
   });
@@ -55,7 +55,7 @@ describe('createTokenTable', () => {
     gone.on('error', () => {});
     pools.push(gone);
     const error = await createTokenTable(gone).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(PostgresTokenStoreError);
+    expect(error).toBeInstanceOf(SharedTokenStoreError);
     expect(error).toMatchObject({ code: 'unavailable' });
   });
 });
@@ -81,7 +81,7 @@ describe('PostgresTokenStore: input PostgreSQL cannot keep apart, and broken ans
     // A pool that slips a NUL into the statement's values: PostgreSQL answers 22021.
     const nul = { query: (config: { text: string; values: unknown[] }) => pool.query({ text: config.text, values: config.values.map((v, i) => (i === 0 ? `${String(v)}\u0000` : v)) }) };
     const error = await new PostgresTokenStore({ encryptionKey: TEST_KEY, pool: nul as never, key: 'user_nul' }).get().catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(PostgresTokenStoreError);
+    expect(error).toBeInstanceOf(SharedTokenStoreError);
     expect(error).toMatchObject({ code: 'refused', sqlState: '22021' });
   });
 
@@ -92,7 +92,7 @@ describe('PostgresTokenStore: input PostgreSQL cannot keep apart, and broken ans
       const store = new PostgresTokenStore({ encryptionKey: TEST_KEY, pool: pool as never, key: 'user_1' });
       for (const call of [() => store.get(), () => store.set(TOKENS)]) {
         const error = await call().catch((e: unknown) => e);
-        expect(error).toBeInstanceOf(PostgresTokenStoreError);
+        expect(error).toBeInstanceOf(SharedTokenStoreError);
         expect(error).toMatchObject({ code: 'bad_result' });
       }
     },

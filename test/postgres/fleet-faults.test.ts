@@ -4,7 +4,7 @@
  * pool exhausted, while a fleet of 4 worker processes serves its users against a service that revokes the whole grant
  * when a rotated-out refresh token comes back. Counted in every scenario: users logged out (no tokens stored, or the
  * stored refresh token refused), rotated-out refresh tokens sent, and failures by name. Never time.
- * Wanted: 0 logged out, 0 rotated-out sent, every failure a TokenStoreError (PostgresTokenStoreError, or the manager's
+ * Wanted: 0 logged out, 0 rotated-out sent, every failure a TokenStoreError (SharedTokenStoreError, or the manager's
  * own TokenStoreError), and the next round without a failure.
  */
 import pg from 'pg';
@@ -28,7 +28,7 @@ afterEach(async () => {
  */
 const STATEMENT_TIMEOUT_MS = 4_000;
 const LOCK_TTL_MS = 15_000;
-const TYPED = ['PostgresTokenStoreError', 'TokenStoreError'];
+const TYPED = ['SharedTokenStoreError', 'TokenStoreError'];
 
 async function fleetOf(users: number, { storeTimeoutMs, oauthTimeoutMs, ...options }: { poolSize?: number; storeTimeoutMs?: number; oauthTimeoutMs?: number } = {}): Promise<Fleet> {
   server = await startPostgresServer();

@@ -8,7 +8,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OAuthClient, ReauthorizationRequiredError, type TokenSet, UserClients, ValidationError } from '@postsched/sdk';
-import { createTokenTable, type EncryptionKey, PostgresTokenStore, PostgresTokenStoreError, rotateTokenEncryption } from '@postsched/sdk/postgres';
+import { createTokenTable, type EncryptionKey, PostgresTokenStore, SharedTokenStoreError, rotateTokenEncryption } from '@postsched/sdk/postgres';
 import { createFakeService } from '@postsched/sdk/testing';
 import { type PostgresServer, startPostgresServer } from './postgres-server.js';
 
@@ -133,14 +133,14 @@ describe('rotateTokenEncryption (PostgreSQL)', () => {
     expect(await store(table, 'u', K2_ONLY).get()).toEqual(tokens('new'));
   });
 
-  it('refuses wrong options with a ValidationError through the one option check; a missing table is a PostgresTokenStoreError', async () => {
+  it('refuses wrong options with a ValidationError through the one option check; a missing table is a SharedTokenStoreError', async () => {
     await expect(rotateTokenEncryption({ pool } as never)).rejects.toThrow(/`encryptionKey` must be the stores' keyring/);
     await expect(rotateTokenEncryption({ pool, encryptionKey: KEYRING, dry: true } as never)).rejects.toThrow(/`dry` is not an option/);
     await expect(rotateTokenEncryption({ pool, table: 'x; DROP TABLE y', encryptionKey: KEYRING })).rejects.toBeInstanceOf(ValidationError);
     await expect(rotateTokenEncryption({ pool: {} as never, encryptionKey: KEYRING })).rejects.toBeInstanceOf(ValidationError);
     await expect(rotateTokenEncryption({ pool, encryptionKey: { current: 'k2', keys: { k1: K1 } } })).rejects.toBeInstanceOf(ValidationError);
     const error = await rotateTokenEncryption({ pool, table: 'no_such_table', encryptionKey: KEYRING }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(PostgresTokenStoreError);
+    expect(error).toBeInstanceOf(SharedTokenStoreError);
     expect(error).toMatchObject({ code: 'unavailable', sqlState: '42P01', table: 'no_such_table' });
     expect((error as Error).message).not.toContain(K1);
   });

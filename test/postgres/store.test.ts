@@ -7,7 +7,7 @@ import { inspect } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OAuthClient, ReauthorizationRequiredError, TokenManager, TokenStoreError, type TokenSet, UserClients, ValidationError } from '@postsched/sdk';
-import { createTokenTable, PostgresTokenStore, PostgresTokenStoreError, tokenTableSql } from '@postsched/sdk/postgres';
+import { createTokenTable, PostgresTokenStore, SharedTokenStoreError, tokenTableSql } from '@postsched/sdk/postgres';
 import { createFakeService } from '@postsched/sdk/testing';
 import { type PostgresServer, startPostgresServer } from './postgres-server.js';
 import { TEST_KEY } from '../support/token-key.js';
@@ -174,7 +174,7 @@ describe('PostgresTokenStore', () => {
           await a.set(tokens('a-late'));
         })
         .catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(PostgresTokenStoreError);
+      expect(error).toBeInstanceOf(SharedTokenStoreError);
       expect(error).toMatchObject({ code: 'lock_lost', operation: 'set', key });
       expect(await a.get()).toEqual(tokens('b'));
     });
@@ -212,7 +212,7 @@ describe('PostgresTokenStore', () => {
       const key = newKey();
       await new PostgresTokenStore({ pool, key, encryptionKey: KEY_A }).set(tokens('wk'));
       const error = await new PostgresTokenStore({ pool, key, encryptionKey: KEY_B }).get().catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(PostgresTokenStoreError);
+      expect(error).toBeInstanceOf(SharedTokenStoreError);
       expect(error).toMatchObject({ code: 'unreadable', problem: 'wrong_key_or_tampered', key, operation: 'get' });
       expect(inspect(error, { depth: 5 })).not.toContain('secret');
       await expect(new PostgresTokenStore({ encryptionKey: 'none', pool, key }).get()).rejects.toMatchObject({ problem: 'missing_key' });
@@ -241,7 +241,7 @@ describe('PostgresTokenStore', () => {
 
     it('says how to make the table when it is missing, as a typed error', async () => {
       const error = await new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key: 'k', table: 'no_such_table' }).get().catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(PostgresTokenStoreError);
+      expect(error).toBeInstanceOf(SharedTokenStoreError);
       expect(error).toMatchObject({ code: 'unavailable', sqlState: '42P01' });
       expect((error as Error).message).toContain('createTokenTable');
     });

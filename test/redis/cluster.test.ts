@@ -6,7 +6,7 @@ import { Cluster, Redis } from 'ioredis';
 import { createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TokenSet, ValidationError } from '@postsched/sdk';
-import { ClusterClientRequiredError, CrossSlotError, RedisTokenStore, TokenStoreUnavailableError, type RedisClientLike } from '@postsched/sdk/redis';
+import { RedisTokenStore, SharedTokenStoreError, type RedisClientLike } from '@postsched/sdk/redis';
 import { type RedisCluster, startRedisCluster } from './redis-server.js';
 import { commandsRun, resetCommandStats, startFleet } from './fleet/fleet-rig.js';
 import { TEST_KEY } from '../support/token-key.js';
@@ -93,7 +93,7 @@ describe.each(CLIENTS)('RedisTokenStore on a 3-master Redis Cluster with $name',
 });
 
 describe('a CROSSSLOT answer', () => {
-  it('is a CrossSlotError that says to put a hash tag in the key, not an outage', async () => {
+  it('is a SharedTokenStoreError (code cross_slot) that says to put a hash tag in the key, not an outage', async () => {
     const cluster_ = new Cluster(cluster.nodes);
     try {
       // A client the store cannot tell from a single node (a proxy, a wrapper): the key is accepted, then refused by Redis.
@@ -101,8 +101,8 @@ describe('a CROSSSLOT answer', () => {
       const id = crypto.randomUUID();
       const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: hidden, key: `postsched:tokens:no_tag_${id}` });
       const error = await store.lock(() => store.set(tokens('x'))).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(CrossSlotError);
-      expect(error).not.toBeInstanceOf(TokenStoreUnavailableError);
+      expect(error).toBeInstanceOf(SharedTokenStoreError);
+      expect(error).toMatchObject({ code: 'cross_slot', store: 'redis' }); // not an outage
       expect((error as Error).message).toContain('hash tag');
       expect((error as Error).message).toContain(`"postsched:tokens:{no_tag_${id}}"`); // the caller's own key, with a hash tag
     } finally {
@@ -112,7 +112,7 @@ describe('a CROSSSLOT answer', () => {
 });
 
 describe('a single-node client connected to one node of the cluster', () => {
-  it('gets a ClusterClientRequiredError saying to pass a Cluster client, not an outage', async () => {
+  it('gets a SharedTokenStoreError (code cluster_client_required) saying to pass a Cluster client, not an outage', async () => {
     const single = new Redis(cluster.nodes[0]!); // the app's REDIS_URL points at a cluster node
     try {
       const errors: unknown[] = [];
@@ -122,8 +122,8 @@ describe('a single-node client connected to one node of the cluster', () => {
       }
       expect(errors.length).toBeGreaterThan(0);
       for (const error of errors) {
-        expect(error).toBeInstanceOf(ClusterClientRequiredError);
-        expect(error).not.toBeInstanceOf(TokenStoreUnavailableError);
+        expect(error).toBeInstanceOf(SharedTokenStoreError);
+        expect(error).toMatchObject({ code: 'cluster_client_required' }); // not an outage
         expect((error as Error).message).toContain('Cluster client');
       }
     } finally {

@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OAuthClient, ReauthorizationRequiredError, type TokenSet, UserClients, ValidationError } from '@postsched/sdk';
-import { type EncryptionKey, RedisTokenStore, rotateTokenEncryption, StoredTokensUnreadableError } from '@postsched/sdk/redis';
+import { type EncryptionKey, RedisTokenStore, rotateTokenEncryption, SharedTokenStoreError } from '@postsched/sdk/redis';
 import { createFakeService } from '@postsched/sdk/testing';
 import { type RedisServer, startRedisServer } from './redis-server.js';
 
@@ -68,11 +68,11 @@ describe('encryptionKey as a keyring', () => {
     expect(await store('u2', K1).get()).toEqual(tokens('2')); // one key again (a rollback): the same key material reads it
   });
 
-  it('refuses a value under a key the keyring does not list (StoredTokensUnreadableError naming the key id, never a key)', async () => {
+  it('refuses a value under a key the keyring does not list (unreadable, naming the key id, never a key)', async () => {
     await store('u', { current: 'k1', keys: { k1: K1 } }).set(tokens('1'));
     const error = await store('u', { current: 'k3', keys: { k3: K3 } }).get().catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(StoredTokensUnreadableError);
-    expect(error).toMatchObject({ problem: 'wrong_key_or_tampered' });
+    expect(error).toBeInstanceOf(SharedTokenStoreError);
+    expect(error).toMatchObject({ code: 'unreadable', problem: 'wrong_key_or_tampered' });
     expect((error as Error).message).toContain('key id "k1"');
     for (const key of [K1, K3]) expect((error as Error).message).not.toContain(key);
   });
@@ -122,8 +122,8 @@ describe("moving from encryptionKey: 'none' to a key", () => {
   it('reads values in clear only while the keyring says allowPlaintext; writes in clear at step 1, under k1 from step 2', async () => {
     await store('u', 'none').set(tokens('0'));
     const refused = await store('u', done).get().catch((e: unknown) => e);
-    expect(refused).toBeInstanceOf(StoredTokensUnreadableError);
-    expect(refused).toMatchObject({ problem: 'not_encrypted' });
+    expect(refused).toBeInstanceOf(SharedTokenStoreError);
+    expect(refused).toMatchObject({ code: 'unreadable', problem: 'not_encrypted' });
     expect(await store('u', step1).get()).toEqual(tokens('0'));
     await store('u', step1).set(tokens('1'), { expectedRefreshToken: 'rt-0' });
     expect(await redis.get('u')).toBe(JSON.stringify(tokens('1'))); // in clear: a process still at 'none' reads it

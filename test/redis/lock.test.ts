@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TokenSet } from '@postsched/sdk';
 import { Redis } from 'ioredis';
-import { LockLostError, LockTimeoutError, RedisTokenStore } from '@postsched/sdk/redis';
+import { RedisTokenStore } from '@postsched/sdk/redis';
 import { CLIENT_KINDS, type TestClient } from './redis-clients.js';
 import { type RedisServer, startRedisServer } from './redis-server.js';
 import { TEST_KEY } from '../support/token-key.js';
@@ -99,7 +99,7 @@ describe.each(CLIENT_KINDS)('RedisTokenStore.lock with $name', (kind) => {
     await next.lock(async () => next.set(tokens('new')));
     nextDone();
 
-    await expect(slowHolder).rejects.toBeInstanceOf(LockLostError);
+    await expect(slowHolder).rejects.toMatchObject({ name: 'SharedTokenStoreError', code: 'lock_lost' });
     expect(await next.get()).toEqual(tokens('new'));
   });
 
@@ -117,7 +117,7 @@ describe.each(CLIENT_KINDS)('RedisTokenStore.lock with $name', (kind) => {
     await next.lock(async () => {
       await next.set(tokens('new'));
       release();
-      await expect(slowHolder).rejects.toBeInstanceOf(LockLostError);
+      await expect(slowHolder).rejects.toMatchObject({ name: 'SharedTokenStoreError', code: 'lock_lost' });
       expect(await conn().raw('EXISTS', `${key}:lock`)).toBe(1); // the slow holder's release left ours alone
     });
     expect(await next.get()).toEqual(tokens('new'));
@@ -138,7 +138,7 @@ describe.each(CLIENT_KINDS)('RedisTokenStore.lock with $name', (kind) => {
         last = now;
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
-      await expect(other.lock(async () => 'got in')).rejects.toBeInstanceOf(LockTimeoutError);
+      await expect(other.lock(async () => 'got in')).rejects.toMatchObject({ name: 'SharedTokenStoreError', code: 'lock_timeout' });
       await holder.set(tokens('slow-but-alive'));
     });
     expect(await holder.get()).toEqual(tokens('slow-but-alive'));
@@ -157,14 +157,13 @@ describe.each(CLIENT_KINDS)('RedisTokenStore.lock with $name', (kind) => {
     expect(await store.get()).toEqual(tokens('after-takeover'));
   });
 
-  it('fails with LockTimeoutError when the holder keeps the lock longer than lockWaitMs', async () => {
+  it('fails with code lock_timeout when the holder keeps the lock longer than lockWaitMs', async () => {
     const holder = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn().client, key });
     const waiter = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conns[1]!.client, key, lockWaitMs: 50 });
     let ran = 0;
     await holder.lock(async () => {
       const error = await waiter.lock(async () => ran++).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(LockTimeoutError);
-      expect(error).toMatchObject({ operation: 'lock', waitedMs: 50, key });
+      expect(error).toMatchObject({ name: 'SharedTokenStoreError', code: 'lock_timeout', operation: 'lock', timeoutMs: 50, key });
     });
     expect(ran).toBe(0);
   });
@@ -221,7 +220,7 @@ describe('RedisTokenStore with an ioredis client that returns numbers as strings
           last = now;
           await new Promise((resolve) => setTimeout(resolve, 5));
         }
-        await expect(waiter.lock(async () => 'got in')).rejects.toBeInstanceOf(LockTimeoutError);
+        await expect(waiter.lock(async () => 'got in')).rejects.toMatchObject({ name: 'SharedTokenStoreError', code: 'lock_timeout' });
       });
       expect(await store.get()).toEqual(tokens('b'));
     } finally {

@@ -2,7 +2,7 @@ import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TokenManager, type TokenSet, ValidationError } from '@postsched/sdk';
 import { createClient } from 'redis';
-import { RedisTokenStore, StoredTokensUnreadableError, TokenStoreUnavailableError } from '@postsched/sdk/redis';
+import { RedisTokenStore, SharedTokenStoreError } from '@postsched/sdk/redis';
 import { CLIENT_KINDS, type TestClient } from './redis-clients.js';
 import { type RedisServer, startRedisServer } from './redis-server.js';
 import { TEST_KEY } from '../support/token-key.js';
@@ -108,10 +108,11 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name', (kind) => {
   it('reports a stored value that is not a token set as unreadable, naming the problem', async () => {
     const store = new RedisTokenStore({ encryptionKey: 'none', redis: conn.client, key });
     await conn.raw('SET', key, 'not json');
-    await expect(store.get()).rejects.toMatchObject({ name: 'StoredTokensUnreadableError', problem: 'malformed' });
+    await expect(store.get()).rejects.toMatchObject({ name: 'SharedTokenStoreError', code: 'unreadable', problem: 'malformed' });
     await conn.raw('SET', key, JSON.stringify({ accessToken: 'at-secret' }));
     const error = await store.get().catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(StoredTokensUnreadableError);
+    expect(error).toBeInstanceOf(SharedTokenStoreError);
+    expect(error).toMatchObject({ code: 'unreadable' });
     expect((error as Error).message).toContain('expiresAt');
     expect((error as Error).message).not.toContain('at-secret');
   });
@@ -141,12 +142,12 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name', (kind) => {
       expect(await reader.get()).toEqual(tokens('b64'));
     });
 
-    it('fails with StoredTokensUnreadableError, not garbage, when read with the wrong key', async () => {
+    it('fails as unreadable, not garbage, when read with the wrong key', async () => {
       await new RedisTokenStore({ redis: conn.client, key, encryptionKey: KEY_A }).set(tokens('wk'));
       const wrong = new RedisTokenStore({ redis: conn.client, key, encryptionKey: KEY_B });
       const error = await wrong.get().catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(StoredTokensUnreadableError);
-      expect(error).toMatchObject({ problem: 'wrong_key_or_tampered', key });
+      expect(error).toBeInstanceOf(SharedTokenStoreError);
+      expect(error).toMatchObject({ code: 'unreadable', problem: 'wrong_key_or_tampered', key });
       expect(inspect(error, { depth: 5 })).not.toContain('secret');
     });
 
@@ -247,7 +248,8 @@ describe('RedisTokenStore options', () => {
       // node-redis 4's `legacyMode: true` (which connect-redis 6 asked for) or 5's `.legacy()`: sendCommand returns nothing.
       const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: client.legacy() as never, key });
       const error = await store.get().catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(TokenStoreUnavailableError);
+      expect(error).toBeInstanceOf(SharedTokenStoreError);
+      expect(error).toMatchObject({ code: 'unavailable' });
       expect(String((error as Error).cause)).toMatch(/no promise.*legacy/);
     } finally {
       client.destroy();

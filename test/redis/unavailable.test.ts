@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TokenManager, type TokenSet } from '@postsched/sdk';
-import { RedisTokenStore, TokenStoreUnavailableError } from '@postsched/sdk/redis';
+import { RedisTokenStore, SharedTokenStoreError } from '@postsched/sdk/redis';
 import { CLIENT_KINDS, type TestClient } from './redis-clients.js';
 import { type RedisServer, startRedisServer } from './redis-server.js';
 import { TEST_KEY } from '../support/token-key.js';
@@ -35,7 +35,7 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name when Redis is down or sl
     await server?.stop();
   });
 
-  it('rejects get, set and lock with TokenStoreUnavailableError instead of hanging when Redis stopped', async () => {
+  it('rejects get, set and lock with SharedTokenStoreError (unavailable or timeout) instead of hanging when Redis stopped', async () => {
     const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn.client, key, commandTimeoutMs: 300 });
     await store.set(TOKENS);
     await server.stop();
@@ -43,9 +43,10 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name when Redis is down or sl
     let lockedRuns = 0;
     const results = await Promise.allSettled([store.get(), store.set(TOKENS), store.lock(async () => lockedRuns++)]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
-    const errors = results.map((r) => (r as PromiseRejectedResult).reason as TokenStoreUnavailableError);
+    const errors = results.map((r) => (r as PromiseRejectedResult).reason as SharedTokenStoreError);
     for (const error of errors) {
-      expect(error).toBeInstanceOf(TokenStoreUnavailableError);
+      expect(error).toBeInstanceOf(SharedTokenStoreError);
+      expect(['unavailable', 'timeout']).toContain(error.code);
       expect(error.key).toBe(key);
       expectNoSecrets(error);
     }
@@ -53,15 +54,15 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name when Redis is down or sl
     expect(lockedRuns).toBe(0);
   });
 
-  it('rejects with TokenStoreUnavailableError when Redis is too slow, and works again once it answers', async () => {
+  it('rejects with SharedTokenStoreError (timeout) when Redis is too slow, and works again once it answers', async () => {
     const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn.client, key, commandTimeoutMs: 100 });
     await store.set(TOKENS);
     const admin = await kind.connect(server.url);
     try {
       await admin.raw('CLIENT', 'PAUSE', '1000', 'ALL'); // every client's commands wait 1 s on the server
       const error = await store.get().catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(TokenStoreUnavailableError);
-      expect(error).toMatchObject({ operation: 'get', timeoutMs: 100 });
+      expect(error).toBeInstanceOf(SharedTokenStoreError);
+      expect(error).toMatchObject({ code: 'timeout', operation: 'get', timeoutMs: 100 });
       let answered: TokenSet | undefined;
       while (answered === undefined) answered = await store.get().catch(() => undefined);
       expect(answered).toEqual(TOKENS);
@@ -74,8 +75,9 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name when Redis is down or sl
     const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn.client, key, commandTimeoutMs: 60_000 });
     await conn.close();
     const error = await store.get().catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(TokenStoreUnavailableError);
-    expect((error as TokenStoreUnavailableError).timeoutMs).toBeUndefined(); // the client said so; no time-out needed
+    expect(error).toBeInstanceOf(SharedTokenStoreError);
+    expect(error).toMatchObject({ code: 'unavailable' });
+    expect((error as SharedTokenStoreError).timeoutMs).toBeUndefined(); // the client said so; no time-out needed
     expect((error as Error).cause).toBeInstanceOf(Error);
   });
 
@@ -89,8 +91,8 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name when Redis is down or sl
         await store.set(TOKENS);
       })
       .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(TokenStoreUnavailableError);
-    expect(error).toMatchObject({ operation: 'set' });
+    expect(error).toBeInstanceOf(SharedTokenStoreError);
+    expect(error).toMatchObject({ code: 'unavailable', operation: 'set' });
     expect(String((error as Error).cause)).toContain('WRONGTYPE');
     expectNoSecrets(error);
   });
@@ -108,7 +110,8 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name when Redis is down or sl
       const refresh = async () => ({ ...TOKENS, accessToken: 'at-secret-new' });
       const manager = new TokenManager({ oauth: { refresh }, store, storeTimeoutMs: 100 }); // the save is not retried for long
       const error = await manager.getAccessToken().catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(TokenStoreUnavailableError);
+      expect(error).toBeInstanceOf(SharedTokenStoreError);
+      expect(error).toMatchObject({ code: 'unavailable' });
       expect(String((error as Error).cause)).toContain('unknown command');
       expectNoSecrets(error);
     }

@@ -28,7 +28,7 @@ describe('a save that keeps failing inside the lock', () => {
     const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
     clearTimeout(timer);
     const report = JSON.parse(out.trim().split('\n').pop() ?? '{}') as { call: string; disposed: { name: string; message: string } };
-    expect(report.call).toBe('TokenStoreUnavailableError'); // the save's failure, typed by the store
+    expect(report.call).toBe('SharedTokenStoreError'); // the save's failure, typed by the store
     expect(report.disposed.name).toBe('TokenStoreError');
     expect(report.disposed.message).toContain('"alice"');
     expect(code).toBe(0); // exited by itself, not killed

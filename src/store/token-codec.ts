@@ -7,7 +7,7 @@
 import { refusal } from '../core/invalid-option.js';
 import { TokenSetSchema, tokenSetProblem } from '../oauth/token-set.js';
 import type { TokenSet } from '../oauth/types.js';
-import { StoredTokensUnreadableError } from './errors.js';
+import { UnreadableValue } from './errors.js';
 import { isEnvelope, type TokenCipher } from './token-cipher.js';
 
 /** Turns tokens into the stored string. Rejects a value that is not a TokenSet before anything is written. */
@@ -33,26 +33,26 @@ export function isPlaintextTokens(stored: string): boolean {
   }
 }
 
-/** Turns the stored string back into tokens; every problem is a `StoredTokensUnreadableError`. */
+/** Turns the stored string back into tokens; every problem is an `UnreadableValue`. */
 export async function decodeTokens(stored: unknown, redisKey: string, cipher: TokenCipher | undefined): Promise<TokenSet> {
-  if (typeof stored !== 'string') throw new StoredTokensUnreadableError(redisKey, 'malformed', `a ${typeof stored}, not a string`);
+  if (typeof stored !== 'string') throw new UnreadableValue('malformed', `a ${typeof stored}, not a string`);
   let json: string;
   if (isEnvelope(stored)) {
-    if (cipher === undefined) throw new StoredTokensUnreadableError(redisKey, 'missing_key');
+    if (cipher === undefined) throw new UnreadableValue('missing_key');
     json = await cipher.open(stored, redisKey);
   } else {
     // Refusing clear text when a key is set stops a writer with access to the store from planting tokens; the
     // keyring's `allowPlaintext` lets it through only while the app moves its values from `'none'` to a key.
-    if (cipher !== undefined && !cipher.allowsPlaintext) throw new StoredTokensUnreadableError(redisKey, 'not_encrypted');
+    if (cipher !== undefined && !cipher.allowsPlaintext) throw new UnreadableValue('not_encrypted');
     json = stored;
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(json);
   } catch {
-    throw new StoredTokensUnreadableError(redisKey, 'malformed', 'not JSON');
+    throw new UnreadableValue('malformed', 'not JSON');
   }
   const problem = tokenSetProblem(parsed);
-  if (problem !== undefined) throw new StoredTokensUnreadableError(redisKey, 'malformed', `it ${problem}`);
+  if (problem !== undefined) throw new UnreadableValue('malformed', `it ${problem}`);
   return parsed as TokenSet;
 }

@@ -5,7 +5,7 @@
 import { PostSchedError } from '../core/base-error.js';
 
 /** Which call of the store failed (`create`: `createWebhookDedupeTable`). */
-export type RedisWebhookDedupeOperation = 'claim' | 'complete' | 'release' | 'create';
+export type WebhookDedupeOperation = 'claim' | 'complete' | 'release' | 'create';
 
 /**
  * The store did not answer in time (`redis_timeout`: `commandTimeoutMs`; `postgres_timeout`: `statementTimeoutMs`),
@@ -22,14 +22,14 @@ export class WebhookDedupeUnavailableError extends PostSchedError {
   /** What failed: `redis_timeout`, `redis_error`, `postgres_timeout` or `postgres_error`. */
   readonly code: 'redis_timeout' | 'redis_error' | 'postgres_timeout' | 'postgres_error';
   /** The store call that failed. */
-  readonly operation: RedisWebhookDedupeOperation;
+  readonly operation: WebhookDedupeOperation;
   /** Set when the call was cut off by its time bound. */
   readonly timeoutMs: number | undefined;
   /** PostgreSQL's SQLSTATE when it answered with an error (`57P01`: the connection was terminated). */
   readonly sqlState: string | undefined;
 
   constructor(
-    operation: RedisWebhookDedupeOperation,
+    operation: WebhookDedupeOperation,
     detail: { timeoutMs?: number; cause?: Error; store?: 'redis' | 'postgres'; sqlState?: string | undefined; hint?: string },
   ) {
     const postgres = detail.store === 'postgres';

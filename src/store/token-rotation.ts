@@ -6,7 +6,7 @@
  * leaves this function, and nothing is logged.
  */
 import { invalidOption } from '../core/invalid-option.js';
-import { StoredTokensUnreadableError } from './errors.js';
+import { UnreadableValue } from './errors.js';
 import { isEnvelope, NO_ENCRYPTION, TokenCipher } from './token-cipher.js';
 import { isPlaintextTokens } from './token-codec.js';
 
@@ -71,10 +71,10 @@ export async function rotateStoredValue(
     if (!clear && cipher.isCurrent(stored)) return;
     let plaintext = stored;
     try {
-      if (clear && !cipher.allowsPlaintext) throw new StoredTokensUnreadableError(storeKey, 'not_encrypted');
+      if (clear && !cipher.allowsPlaintext) throw new UnreadableValue('not_encrypted');
       if (!clear) plaintext = await cipher.open(stored, storeKey);
     } catch (error) {
-      if (!(error instanceof StoredTokensUnreadableError)) throw error;
+      if (!(error instanceof UnreadableValue)) throw error;
       counts.unreadable++;
       return;
     }

@@ -15,7 +15,7 @@
  */
 import { fromBase64, toBase64Url } from '../core/bytes.js';
 import { checkOptions, invalidOption, optionNames } from '../core/invalid-option.js';
-import { StoredTokensUnreadableError } from './errors.js';
+import { UnreadableValue } from './errors.js';
 
 const PREFIX = 'enc:';
 const KEY_BYTES = 32;
@@ -41,7 +41,7 @@ export interface EncryptionKeyring {
   /**
    * `true` only while moving a store from `encryptionKey: 'none'` to a key: values stored in clear are then read, and
    * `rotateTokenEncryption` / `postsched rekey` encrypt them under `current`. Without it (the default) a value in
-   * clear is refused (`StoredTokensUnreadableError`, problem `not_encrypted`), so that someone who can write to the
+   * clear is refused (`SharedTokenStoreError` `unreadable`, problem `not_encrypted`), so that someone who can write to the
    * store cannot plant tokens. The move, each step deployed to every process before the next, traffic going on:
    * 1. `{ current: 'none', keys: { k1 }, allowPlaintext: true }`: every process reads k1, still writes in clear;
    * 2. `{ current: 'k1', keys: { k1 }, allowPlaintext: true }`: every process writes k1;
@@ -123,17 +123,17 @@ export class TokenCipher {
     return `${PREFIX}${head}:${toBase64Url(iv)}:${toBase64Url(new Uint8Array(sealed))}`;
   }
 
-  /** Opens an envelope; anything wrong (version, shape, key, tag) is a `StoredTokensUnreadableError`. */
+  /** Opens an envelope; anything wrong (version, shape, key, tag) is an `UnreadableValue`. */
   async open(envelope: string, storeKey: string): Promise<string> {
     const parts = envelope.slice(PREFIX.length).split(':');
     const version = parts[0];
-    if (version !== 'v1' && version !== 'v2') throw new StoredTokensUnreadableError(storeKey, 'unsupported_version');
+    if (version !== 'v1' && version !== 'v2') throw new UnreadableValue('unsupported_version');
     const keyId = version === 'v2' ? parts[1] : undefined;
     const [ivText, sealedText, ...rest] = parts.slice(version === 'v2' ? 2 : 1);
     const iv = ivText === undefined ? undefined : fromBase64(ivText);
     const sealed = sealedText === undefined ? undefined : fromBase64(sealedText);
     if (iv?.length !== IV_BYTES || sealed === undefined || rest.length > 0 || (version === 'v2' && !KEY_ID.test(keyId ?? ''))) {
-      throw new StoredTokensUnreadableError(storeKey, 'malformed', 'bad encrypted envelope');
+      throw new UnreadableValue('malformed', 'bad encrypted envelope');
     }
     const named = this.#keys.get(keyId);
     for (const key of named === undefined ? this.#keys.values() : [named]) {
@@ -145,7 +145,7 @@ export class TokenCipher {
       }
     }
     const unlisted = keyId !== undefined && named === undefined;
-    throw new StoredTokensUnreadableError(storeKey, 'wrong_key_or_tampered', unlisted ? `written with key id "${keyId}", which \`encryptionKey\` does not list` : undefined);
+    throw new UnreadableValue('wrong_key_or_tampered', unlisted ? `written with key id "${keyId}", which \`encryptionKey\` does not list` : undefined);
   }
 
   /** Whether an envelope was written with the key values are written with now (no need to re-encrypt it). */
