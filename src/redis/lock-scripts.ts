@@ -10,11 +10,12 @@ import { defineScript } from './redis-connection.js';
 /**
  * Release: delete the lock only if it still holds our owner token (a plain DEL would free a lock that expired and
  * was taken by another process meanwhile), with the note of its holder (`RedisTokenStore`: a lease released).
- * KEYS[1] lock key, KEYS[2] holder note; ARGV[1] owner token. Returns 1 when released, 0 when it was no longer ours.
+ * KEYS[1] lock key, KEYS[2] the holder note where there is one (a webhook claim has none); ARGV[1] owner token.
+ * Returns 1 when released, 0 when it was no longer ours.
  */
 export const RELEASE_LOCK = defineScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1], KEYS[2])
+  redis.call('DEL', unpack(KEYS))
   return 1
 end
 return 0
