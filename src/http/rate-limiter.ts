@@ -324,11 +324,6 @@ export class RateLimiter implements RateLimiterLike {
     return blocked;
   }
 
-  /** Blocks `key` for `ms` from now unless it already is for longer. @internal */
-  block(key: string, ms: number): boolean {
-    return this.learn(key, { blockMs: ms }, 0) === true;
-  }
-
   /**
    * Tells `limited` when the key's calls are held longer than last told, and keeps one unref'd timer for the next
    * thing to do: tell `cleared` when they may go again, drop the entry once it is not worth keeping (`keepUntil`) and
