@@ -292,9 +292,9 @@ const rows = [
   // 14.42 → 14.61 KB; the postgres rows, new, 17.18 → 17.26 KB and 14.87 → 14.95 KB (measured on the branch point
   // 3006167 and on the branch: npm run build, then this script). Ceilings at the measured values.
   // Issue 39 §0 (branch i39-limiter): RedisRateLimiter holds a RateLimiter instead of extending it, and the answer's
-  // headers are read by the pipeline (answerFacts), no longer by the limiter: redis entry 19.37 → 18.90 KB (measured on
+  // headers are read by the pipeline (answerFacts), no longer by the limiter: redis entry 19.37 → 18.88 KB (measured on
   // the branch point 9f30c9d and on the branch). Ceiling at the measured value.
-  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 18.9 * KB },
+  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 18.88 * KB },
   { label: '  RedisTokenStore alone', file: 'dist/redis/index.js', names: ['RedisTokenStore'], platform: 'node', ceiling: 99 * KB },
   { label: 'postgres entry (export *)', file: 'dist/postgres/index.js', platform: 'node', ceiling: 99 * KB },
   { label: '  PostgresTokenStore alone', file: 'dist/postgres/index.js', names: ['PostgresTokenStore'], platform: 'node', ceiling: 99 * KB },
