@@ -277,7 +277,7 @@ const rows = [
   // Issue 37, secure by default (branch i37-secure): a store refuses to start without `encryptionKey` (the message names
   // the unset variable and `openssl rand -base64 32`), keyrings take `allowPlaintext` / `current: 'none'` for the move
   // from clear to a key, a key of the wrong kind is named, rotations encrypt values in clear and a dry run with
-  // unreadable values fails saying why: 12.17 → 13.02 KB, RedisTokenStore alone 7.83 → 8.40 KB (18.89: the measure rounded up; measured on the branch
+  // unreadable values fails saying why: 12.17 → 13.02 KB, RedisTokenStore alone 7.83 → 8.40 KB (measured on the branch
   // point and on the branch, npm run build then this script; the messages are most of it). Ceilings 13.05 / 8.43 KB (13.35 / 8.6 with the webhook dedupe and id-check changes beside them; re-measured after the merges).
   // Issue 37's lease (branch i37-refresh): a take from a holder that never released it waits for that holder's save
   // (the lease lock's look loop, the holder note), a failed take released only when it may have landed (one backing-off
@@ -289,7 +289,7 @@ const rows = [
   // Issue 40 §3: the retry budget's RETRY script in RedisRateLimiter: 19.06 → 19.29 KB.
   // Issue 39 §0 (branch i39-stores): one SharedTokenStoreError with codes for both stores, the stores' get/set/lock
   // flow once in src/store/ over each store's own commands: redis entry 19.30 → 19.39 KB, RedisTokenStore alone
-  // 14.42 → 14.61 KB; the postgres rows, new, 17.18 → 17.26 KB and 14.87 → 14.95 KB (18.89: the measure rounded up; measured on the branch point
+  // 14.42 → 14.61 KB; the postgres rows, new, 17.18 → 17.26 KB and 14.87 → 14.95 KB (measured on the branch point
   // 3006167 and on the branch: npm run build, then this script). Ceilings at the measured values.
   // Issue 39 §0 (branch i39-limiter): RedisRateLimiter holds a RateLimiter instead of extending it, and the answer's
   // headers are read by the pipeline (answerFacts), no longer by the limiter: redis entry 19.37 → 18.88 KB (18.89: the measure rounded up; measured on
