@@ -146,7 +146,12 @@ const otherBundlers = {
     const bundle = await rollup({
       input: join(smoke, 'worker.mjs'),
       plugins: [nodeResolve({ exportConditions: ['workerd', 'worker', 'browser'], browser: true, preferBuiltins: false })],
+      // Every warning about the SDK's own files fails the run; one about a dependency's inside alone (zod 4, external
+      // to the SDK: a doc comment where Rollup looks for `@__PURE__`, an import cycle between its own core files) is
+      // the dependency's as published, and its code runs the same.
       onwarn: (warning) => {
+        const ids = warning.ids ?? (warning.id === undefined ? [] : [warning.id]);
+        if (ids.length > 0 && ids.every((id) => id.includes('/node_modules/zod/'))) return;
         throw new Error(warning.message);
       },
     });

@@ -172,6 +172,7 @@ export class ConnectionError extends PostSchedError {
  * See `isOutcomeUnknown`.
  */
 export interface OutcomeUnknown {
+  /** Always `true`: what `isOutcomeUnknown` checks. */
   readonly outcomeUnknown: true;
   /** The call's `idempotencyKey`, when it had one: send the write again with it. */
   readonly idempotencyKey: string | undefined;

@@ -26,12 +26,12 @@ export function tokenTableSql(options: TokenTableOptions = {}): string {
 const CREATE_TIMEOUT_MS = 30_000;
 
 /**
- * A transaction-scoped advisory lock (an arbitrary constant: "psch"), so that processes creating the table at once
- * run one after the other. Unlocked, two `CREATE TABLE IF NOT EXISTS` can both find no table and the second fails
- * (23505 on the table's row type, 42710 on the index). One query of several statements is one implicit transaction,
- * which the lock lasts.
+ * `sql` behind a transaction-scoped advisory lock (an arbitrary constant: "psch"), so that processes creating a table
+ * at once run one after the other. Unlocked, two `CREATE TABLE IF NOT EXISTS` can both find no table and the second
+ * fails (23505 on the table's row type, 42710 on the index). One query of several statements is one implicit
+ * transaction, which the lock lasts. Every table the SDK makes (tokens, webhook dedupe) is made through it.
  */
-const SERIALIZED = 'SELECT pg_advisory_xact_lock(1886610280);\n';
+export const serialized = (sql: string): string => `SELECT pg_advisory_xact_lock(1886610280);\n${sql}`;
 
 /**
  * Makes the token table if it does not exist yet (run once at start-up, or use `tokenTableSql()` in a migration).
@@ -43,5 +43,5 @@ const SERIALIZED = 'SELECT pg_advisory_xact_lock(1886610280);\n';
  */
 export async function createTokenTable(pool: PgPoolLike, options: TokenTableOptions = {}): Promise<void> {
   const table = tableName(options.table);
-  await new PgConnection(checkPool(pool), { key: '', table: table.name }, CREATE_TIMEOUT_MS).run('set', SERIALIZED + tableSql(table));
+  await new PgConnection(checkPool(pool), { key: '', table: table.name }, CREATE_TIMEOUT_MS).run('set', serialized(tableSql(table)));
 }

@@ -7,6 +7,7 @@ import { checkOptions, integerOption, MAX_TIMEOUT_MS, optionNames } from '../cor
 import { WebhookDedupeUnavailableError, type WebhookDedupeOperation } from '../store/webhook-dedupe-error.js';
 import { checkPool, PgConnection, type PgPoolLike } from './pg-connection.js';
 import { tableName } from './token-table.js';
+import { serialized } from './create-table.js';
 
 /** Options of `createWebhookDedupeTable` and `webhookDedupeTableSql`. */
 export interface WebhookDedupeTableOptions {
@@ -49,9 +50,6 @@ CREATE INDEX IF NOT EXISTS ${table.index} ON ${table.quoted} (expires_at);
 `;
 }
 
-/** One key of every PostgreSQL advisory lock space: `createWebhookDedupeTable` calls queue on it. */
-const CREATE_LOCK = 7_461_830_237;
-
 /**
  * Makes the webhook dedupe table if it does not exist yet (run it at start-up, from every process if you like: calls
  * made at once wait for each other; or run `webhookDedupeTableSql()` in a migration). Failures are
@@ -66,7 +64,7 @@ export async function createWebhookDedupeTable(pool: PgPoolLike, options: Webhoo
   const sql = webhookDedupeTableSql(table === undefined ? {} : { table });
   // One simple query is one transaction: the lock is held until it ends, so two processes never race in the
   // catalog (a duplicate type or index error), and is freed with it, even when a statement fails.
-  await pgConnection(checkPool(pool), webhookTable(table).name, timeoutMs).run('create', `SELECT pg_advisory_xact_lock(${CREATE_LOCK});\n${sql}`);
+  await pgConnection(checkPool(pool), webhookTable(table).name, timeoutMs).run('create', serialized(sql));
 }
 
 /** A connection whose failures are `WebhookDedupeUnavailableError`s, with a hint when the table is missing. */

@@ -9,7 +9,7 @@ import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions 
 import { type Lease, lockTimes } from '../store/lease-lock.js';
 import { SharedTokenStoreError } from '../store/errors.js';
 import { StoredTokens, type StoreWrites } from '../store/stored-tokens.js';
-import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED } from './lock-scripts.js';
+import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED, TAKE_LOCK } from './lock-scripts.js';
 import { RedisConnection, redisUnavailable, withHashTag, type RedisClientLike } from './redis-connection.js';
 import { type EncryptionKey, storeCipher } from '../store/token-cipher.js';
 
@@ -231,15 +231,8 @@ class RedisCommands implements Lease, StoreWrites {
   }
 
   async take(owner: string, ttlMs: number): Promise<boolean | 'expired'> {
-    if ((await this.#connection.command('lock', ['SET', this.#lockKey, owner, 'PX', String(ttlMs), 'NX'])) !== 'OK') return false;
-    // The lease is ours. Its note (`SET … GET`, Redis 6.2+) says whether the lease before it was released: a release
-    // deletes it. Not atomic with the take, and need not be: a taker that dies in between never refreshed.
-    try {
-      const before = await this.#connection.command('lock', ['SET', `${this.#lockKey}:holder`, owner, 'PX', String(HOLDER_NOTE_TTL_MS), 'GET']);
-      return before === null || before === undefined ? true : 'expired';
-    } catch {
-      return true; // the store failed right after the take: what follows fails too, and the lease is released
-    }
+    const taken = await this.#connection.script('lock', TAKE_LOCK, [this.#lockKey, `${this.#lockKey}:holder`], [owner, String(ttlMs), String(HOLDER_NOTE_TTL_MS)]);
+    return taken === 2 ? 'expired' : taken === 1;
   }
 
   async extend(owner: string, ttlMs: number): Promise<boolean> {

@@ -118,16 +118,29 @@ const mediaIds = /* @__PURE__ */ z.optional(/* @__PURE__ */ idList('media id', f
  * the past or a text too long is for the service to judge: its 422 names the field. The schema behind
  * `PostCreateParams`; each issue's message says what is wrong with the field.
  */
-export const CreatePostParamsSchema = /* @__PURE__ */ inputObject({ account_ids: accountIds, publish_at: publishAt, text: postText, media_ids: mediaIds });
+export const CreatePostParamsSchema = /* @__PURE__ */ inputObject({
+  /** The accounts to publish to: at least one id. */
+  account_ids: accountIds,
+  /** When to publish: a `Date` or an ISO 8601 string with a time zone. */
+  publish_at: publishAt,
+  /** The post's text. */
+  text: postText,
+  /** Ids of uploaded media to attach. */
+  media_ids: mediaIds,
+});
 
 /**
  * What `posts.update` takes: any of the fields of `CreatePostParamsSchema`, none required. The schema behind
  * `PostUpdateParams`. (Written out: `z.partial(CreatePostParamsSchema)` adds 0.45 KB gz of zod to every bundle.)
  */
 export const UpdatePostParamsSchema = /* @__PURE__ */ inputObject({
+  /** The accounts to publish to: at least one id. */
   account_ids: /* @__PURE__ */ z.optional(accountIds),
+  /** When to publish: a `Date` or an ISO 8601 string with a time zone. */
   publish_at: /* @__PURE__ */ z.optional(publishAt),
+  /** The post's text. */
   text: postText,
+  /** Ids of uploaded media to attach. */
   media_ids: mediaIds,
 });
 

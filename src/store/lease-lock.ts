@@ -29,7 +29,8 @@ export function lockTimes(options: { lockTtlMs?: unknown; lockWaitMs?: unknown }
  */
 export interface Lease {
   /**
-   * Takes the lease for `owner`, for `ttlMs`, when nobody holds it (or its holder's expired): `true` when taken,
+   * Takes the lease for `owner`, for `ttlMs`, when nobody holds it (or its holder's expired, or it is `owner`'s
+   * already: the same take sent again by a client that reconnected, its first answer lost): `true` when taken,
    * `'expired'` when taken from a holder whose lease expired without being released, `false` when not taken.
    */
   take(owner: string, ttlMs: number): Promise<boolean | 'expired'>;

@@ -22,8 +22,11 @@ export interface ToolAnnotations {
 
 /** A JSON Schema object (draft 2020-12 subset: no `$ref`, `anyOf`, `format` or `additionalProperties`). */
 export interface ToolJsonSchema {
+  /** Always `'object'`: a tool takes named arguments. */
   type: 'object';
+  /** Each argument's schema, by name. */
   properties: Record<string, Record<string, unknown>>;
+  /** The arguments the tool needs. */
   required?: string[];
   [keyword: string]: unknown;
 }
@@ -67,6 +70,7 @@ export interface PostschedTool {
   readonly jsonSchema: ToolJsonSchema;
   /** Not given: results are free-form JSON (`ToolResult.data`). */
   readonly outputSchema?: undefined;
+  /** MCP's hints (read-only, destructive, idempotent, open world), set from `access`. */
   readonly annotations: ToolAnnotations;
   /** Runs the tool; never throws: a failure is a result with `isError`. */
   execute(input: unknown, options?: ToolCallOptions): Promise<ToolResult>;

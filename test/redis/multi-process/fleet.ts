@@ -48,7 +48,9 @@ export function startWorkerFile<M extends { type: string }, C extends { type: st
       return new Promise((resolve, reject) => waiting.push({ type, resolve: resolve as (m: WorkerMessage) => void, reject }));
     },
     send(message) {
-      if (child.connected) child.send(message);
+      // A worker killed meanwhile (the chaos tests SIGKILL them): the send fails with EPIPE; handed to the callback,
+      // not thrown as an uncaught error. Its exit is what the caller awaits.
+      if (child.connected) child.send(message, ignoreLostWorker);
     },
     async kill() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -56,10 +58,13 @@ export function startWorkerFile<M extends { type: string }, C extends { type: st
     },
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
-      if (child.connected) child.send({ type: 'exit' });
+      if (child.connected) child.send({ type: 'exit' }, ignoreLostWorker);
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
       await exited;
       clearTimeout(timer);
     },
   };
 }
+
+/** A message to a worker that has just died is lost on purpose: its exit settles what waits for it. */
+function ignoreLostWorker(): void {}
