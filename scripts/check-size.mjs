@@ -294,9 +294,10 @@ const rows = [
   // 14.42 → 14.61 KB; the postgres rows, new, 17.18 → 17.26 KB and 14.87 → 14.95 KB (measured on the branch point
   // 3006167 and on the branch: npm run build, then this script). Ceilings at the measured values.
   // All merged (the retry budget's script, the stores' one flow): redis entry 19.37 KB, RedisTokenStore alone 14.37,
-  // postgres entry 17.02, PostgresTokenStore alone 14.73 KB.
-  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 19.39 * KB },
-  { label: '  RedisTokenStore alone', file: 'dist/redis/index.js', names: ['RedisTokenStore'], platform: 'node', ceiling: 14.39 * KB },
+  // postgres entry 17.02, PostgresTokenStore alone 14.73 KB. The lock's take as one script (a resent take finds the
+  // lease its own): redis entry 19.40 KB, RedisTokenStore alone 14.40 KB.
+  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 19.41 * KB },
+  { label: '  RedisTokenStore alone', file: 'dist/redis/index.js', names: ['RedisTokenStore'], platform: 'node', ceiling: 14.41 * KB },
   { label: 'postgres entry (export *)', file: 'dist/postgres/index.js', platform: 'node', ceiling: 17.04 * KB },
   { label: '  PostgresTokenStore alone', file: 'dist/postgres/index.js', names: ['PostgresTokenStore'], platform: 'node', ceiling: 14.75 * KB },
   // The OpenTelemetry entry (issue 40): Node-only (`node:diagnostics_channel`), `@opentelemetry/api` its peer, so left
