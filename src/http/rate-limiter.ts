@@ -274,6 +274,11 @@ export class RateLimiter implements RateLimiterLike {
     return { blockedUntil: until > now ? new Date(until) : undefined, queued: entry?.queued ?? 0 };
   }
 
+  /** Whether this process paces `key` by a quota (a limit is known): `RedisRateLimiter` then takes its turns in Redis. @internal */
+  paced(key: string): boolean {
+    return (this.#keys.get(key)?.limit ?? 0) > 0;
+  }
+
   /** How long calls for `key` must still wait, in ms, as this process knows; 0 when they may go. @internal */
   waitMs(key: string): number {
     const now = Date.now();

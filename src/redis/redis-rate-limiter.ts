@@ -181,26 +181,25 @@ export class RedisRateLimiter implements RateLimiterLike {
   }
 
   /**
-   * A turn taken here first: any key but a paced one that may go now stops there (no command). A paced key's turn is
-   * then taken in Redis (one command), and this process's window follows Redis's. Redis down or slow (a TAKE failed,
-   * within `commandTimeoutMs`): this process's own turns for `REDIS_PAUSE_MS`, then Redis is asked again (fail open:
-   * never a failed call, nor a wait per call).
+   * A paced key's turn is taken in Redis (one command), unless this process already knows its calls must wait; any
+   * other key's here, with no command. Redis down or slow (a TAKE failed, within `commandTimeoutMs`): this process's
+   * own turns for `REDIS_PAUSE_MS`, then Redis is asked again (fail open: never a failed call, nor a wait per call).
    * @internal
    */
   take(key: string): Turn | Promise<Turn> {
-    const turn = this.#local.take(key);
-    if (turn.window === 0 || Date.now() < this.#pausedUntil) return turn;
+    const local = this.#local;
+    if (!local.paced(key) || local.waitMs(key) > 0 || Date.now() < this.#pausedUntil) return local.take(key);
     return this.#connection.script('share', TAKE, [this.#stateKey(key)], []).then(
       (reply) => {
         const [waitMs, window, limit, left, endMs] = Array.isArray(reply) ? reply.map(Number) : [];
-        if (![waitMs, window, limit, left, endMs].every(Number.isFinite)) return turn;
+        if (![waitMs, window, limit, left, endMs].every(Number.isFinite)) return local.take(key);
         // Known here from now on: while the window is spent, the calls that follow wait without asking Redis.
         this.#local.learn(key, { redis: true, quota: { window: window!, left: left!, endMs: endMs!, limit: limit! } }, 0);
         return waitMs! > 0 ? { waitMs: waitMs!, window: 0, spreadMs: 0 } : { waitMs: 0, window: window!, spreadMs: 0 };
       },
       () => {
         this.#pausedUntil = Date.now() + REDIS_PAUSE_MS;
-        return turn;
+        return local.take(key);
       },
     );
   }
