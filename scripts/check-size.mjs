@@ -296,8 +296,9 @@ const rows = [
   // All merged (the retry budget's script, the stores' one flow): redis entry 19.37 KB, RedisTokenStore alone 14.37,
   // postgres entry 17.02, PostgresTokenStore alone 14.73 KB. The lock's take as one script (a resent take finds the
   // lease its own): redis entry 19.40 KB, RedisTokenStore alone 14.40 KB. RedisRateLimiter holds a RateLimiter instead of
-  // extending it, and the pipeline reads the answer's rate-limit headers (answerFacts): redis entry 18.91 KB.
-  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 18.93 * KB },
+  // extending it, and the pipeline reads the answer's rate-limit headers (answerFacts): redis entry 18.91 KB; 18.94 KB
+  // with its paced-key test (`paced`) back in the pipeline's order.
+  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 18.95 * KB },
   { label: '  RedisTokenStore alone', file: 'dist/redis/index.js', names: ['RedisTokenStore'], platform: 'node', ceiling: 14.41 * KB },
   { label: 'postgres entry (export *)', file: 'dist/postgres/index.js', platform: 'node', ceiling: 17.04 * KB },
   { label: '  PostgresTokenStore alone', file: 'dist/postgres/index.js', names: ['PostgresTokenStore'], platform: 'node', ceiling: 14.75 * KB },
