@@ -140,7 +140,7 @@ describe('PostgreSQL faults under a fleet of 4 processes', () => {
   });
 
   it("a process killed while it keeps the row's lock for a stalled save: the lease expires, the other processes are not blocked", { timeout: 120_000 }, async () => {
-    // A refresh's lease (token request bound + storeTimeoutMs, 7 s) below lockTtlMs: the lease expires after lockTtlMs.
+    // The lease (lockTtlMs) expires unextended once the holder is killed.
     const f = await fleetOf(5, { storeTimeoutMs: 2_000, oauthTimeoutMs: 5_000 });
     expect(await f.round()).toMatchObject({ succeeded: 20, failures: {}, refreshesSent: 5 });
 
