@@ -30,11 +30,11 @@ export interface RedisTokenStoreOptions {
    */
   key: string;
   /**
-   * Expiry of the lock, in ms: how long a holder that died (SIGKILL, crash, lost network) blocks the others.
-   * A live holder extends its lock every `lockTtlMs / 3`, so a slow token refresh keeps it; one whose event
-   * loop stalls past this loses it, and its `set()` then fails (`code: 'lock_lost'`). While `TokenManager` refreshes
-   * inside it, the lock lasts at least the refresh's bound (token request time-out + `storeTimeoutMs`: its `leaseMs`),
-   * so a process starved mid-refresh keeps it. Default 10 000.
+   * Expiry of the lock, in ms: how long a holder that stops running (killed, or frozen: SIGSTOP, a GC pause) blocks
+   * the others. A live holder extends its lock every `lockTtlMs / 3`, so a slow token refresh keeps it. The trade-off
+   * (docs/tokens.md, "A holder killed or frozen mid-refresh"): short, a killed holder's user is refreshed again inside
+   * a service's overlap window; long (above the token request's time-out, twice, + `storeTimeoutMs`), a holder frozen
+   * mid-refresh keeps the lock, which matters under strict rotation. Default 3 000.
    */
   lockTtlMs?: number;
   /**

@@ -38,11 +38,12 @@ export interface FleetWorkerConfig {
   baseUrls?: string[];
   clientId: string;
   clientSecret: string;
-  lockTtlMs: number;
+  /** The stores' `lockTtlMs`; a list gives each user's own (`null`: the store's default). */
+  lockTtlMs: number | Array<number | null>;
   commandTimeoutMs: number;
   /** The managers' `storeTimeoutMs` (default: TokenManager's). */
   storeTimeoutMs?: number;
-  /** OAuthClient's `timeoutMs` (default: its own): with `storeTimeoutMs`, how long the lease of a refresh lasts. */
+  /** OAuthClient's `timeoutMs` (default: its own). */
   oauthTimeoutMs?: number;
   /** The managers' `refreshMarginMs` (default: TokenManager's). */
   refreshMarginMs?: number;
@@ -135,7 +136,6 @@ let release: (() => void) | undefined;
 let released = new Promise<void>((resolve) => (release = resolve));
 // Shared by every manager of the process (of one service), as one OAuthClient of an app is: counts what leaves.
 const refresherOf = (oauth: OAuthClient) => ({
-  timeoutMs: oauth.timeoutMs, // the bound the store's lease covers while a refresh is in flight
   async refresh(previous: TokenSet): Promise<TokenSet> {
     refreshesSent++;
     if (seenReplaced.has(previous.refreshToken ?? '')) replacedSent++;
@@ -156,11 +156,13 @@ const refreshers = new Map<string, ReturnType<typeof refresherOf>>();
 const refresherFor = (baseUrl: string) => refreshers.get(baseUrl) ?? refreshers.set(baseUrl, refresherOf(oauthOf(baseUrl))).get(baseUrl)!;
 
 /** The store as the manager sees it, telling the test when a call waits for another process and when a save fails. */
-function storeFor(key: string): TokenStore {
+function storeFor(key: string, user: number): TokenStore {
+  const ttl = Array.isArray(config.lockTtlMs) ? config.lockTtlMs[user] : config.lockTtlMs;
+  const lockTtlMs = ttl === null || ttl === undefined ? {} : { lockTtlMs: ttl };
   const store =
     redis instanceof pg.Pool
-      ? new PostgresTokenStore({ encryptionKey: TEST_KEY, pool: redis, key, lockTtlMs: config.lockTtlMs, lockWaitMs: 30_000, statementTimeoutMs: config.commandTimeoutMs })
-      : new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key, lockTtlMs: config.lockTtlMs, lockWaitMs: 30_000, commandTimeoutMs: config.commandTimeoutMs });
+      ? new PostgresTokenStore({ encryptionKey: TEST_KEY, pool: redis, key, ...lockTtlMs, lockWaitMs: 30_000, statementTimeoutMs: config.commandTimeoutMs })
+      : new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key, ...lockTtlMs, lockWaitMs: 30_000, commandTimeoutMs: config.commandTimeoutMs });
   return {
     get: () => store.get(),
     lock: (fn, options) => {
@@ -185,7 +187,7 @@ function storeFor(key: string): TokenStore {
   };
 }
 
-const managers = config.keys.map((key, i) => new TokenManager({ oauth: refresherFor(config.baseUrls?.[i] ?? config.baseUrl), store: storeFor(key), ...(config.storeTimeoutMs === undefined ? {} : { storeTimeoutMs: config.storeTimeoutMs }), ...(config.refreshMarginMs === undefined ? {} : { refreshMarginMs: config.refreshMarginMs }) }));
+const managers = config.keys.map((key, i) => new TokenManager({ oauth: refresherFor(config.baseUrls?.[i] ?? config.baseUrl), store: storeFor(key, i), ...(config.storeTimeoutMs === undefined ? {} : { storeTimeoutMs: config.storeTimeoutMs }), ...(config.refreshMarginMs === undefined ? {} : { refreshMarginMs: config.refreshMarginMs }) }));
 const lastToken: Array<string | undefined> = managers.map(() => undefined);
 
 async function round(users: number[], concurrency: number, force: boolean): Promise<RoundResult> {
