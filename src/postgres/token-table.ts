@@ -13,16 +13,22 @@ export const DEFAULT_TABLE = 'postsched_tokens';
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,39}$/;
 
 /** The checked table name: `{ name, quoted, index }`; anything else is a `ValidationError`. */
-export function tableName(table: unknown = DEFAULT_TABLE): { name: string; quoted: string; index: string } {
+export function tableName(table: unknown = DEFAULT_TABLE): { name: string; quoted: string; index: string; reconnectIndex: string } {
   const parts = typeof table === 'string' ? table.split('.') : [];
   if (parts.length === 0 || parts.length > 2 || !parts.every((part) => IDENTIFIER.test(part))) {
     invalidValue('table', table, ': give a table name of letters, digits and underscores (at most 40), optionally schema-qualified ("app.postsched_tokens").', ['table']);
   }
   const quoted = parts.map((part) => `"${part}"`).join('.');
-  return { name: table as string, quoted, index: `"${parts[parts.length - 1]}_refreshed_at_idx"` };
+  const last = parts[parts.length - 1];
+  return { name: table as string, quoted, index: `"${last}_refreshed_at_idx"`, reconnectIndex: `"${last}_needs_reconnect_idx"` };
 }
 
-/** `CREATE TABLE IF NOT EXISTS …` and its index: what `createTokenTable` runs, for an app's own migrations. */
+/**
+ * `CREATE TABLE IF NOT EXISTS …` and its indexes: what `createTokenTable` runs, for an app's own migrations. The
+ * `refreshed_at` index orders the sweep's claims (`keepGrantsAlive`); the partial one lists the grants that need
+ * reconnecting (`grants({ status: 'needs_reconnect' })`) without reading the others. Both `IF NOT EXISTS`: running it
+ * again on a table made before adds what is missing, and nothing else.
+ */
 export function tableSql(table: ReturnType<typeof tableName>): string {
   return `CREATE TABLE IF NOT EXISTS ${table.quoted} (
   key text PRIMARY KEY,
@@ -34,6 +40,7 @@ export function tableSql(table: ReturnType<typeof tableName>): string {
   lock_expires_at timestamptz
 );
 CREATE INDEX IF NOT EXISTS ${table.index} ON ${table.quoted} (refreshed_at);
+CREATE INDEX IF NOT EXISTS ${table.reconnectIndex} ON ${table.quoted} (key) WHERE needs_reconnect_reason IS NOT NULL;
 `;
 }
 
@@ -81,7 +88,32 @@ function makeStatements(table: string) {
     /** Key rotation's compare-and-set: $2 the re-encrypted value, $3 the value read; the other columns are left alone. */
     reencrypt: `UPDATE ${table} SET tokens = $2 WHERE key = $1 AND tokens = $3`,
     /** $2 reason, $3 the value whose refresh token was refused: marked only while the row still holds it. */
+    /**
+     * The sweep's claim (`keepGrantsAlive`): up to $2 rows whose grant is due in the window of $1 ms (the slot of each
+     * key: the first 32 bits of its MD5, modulo the window; due once the slot last passed after `refreshed_at`), not
+     * marked, not locked, not among $5 (the claimer's grants in flight), taken as the row's lease by $3 for $4 ms.
+     * `SKIP LOCKED`: processes claiming at once get different rows.
+     */
+    claim: `WITH clock AS (SELECT floor(extract(epoch FROM now()) * 1000)::bigint AS ms),
+      due AS (SELECT t.key FROM ${table} AS t, clock
+        WHERE t.tokens IS NOT NULL AND t.needs_reconnect_reason IS NULL AND (t.lock_owner IS NULL OR t.lock_expires_at <= now()) AND t.key <> ALL($5::text[])
+          AND COALESCE(floor(extract(epoch FROM t.refreshed_at) * 1000)::bigint, 0)
+            < clock.ms - (clock.ms - ('x' || substr(md5(t.key), 1, 8))::bit(32)::bigint % $1::bigint) % $1::bigint
+        ORDER BY t.refreshed_at NULLS FIRST LIMIT $2 FOR UPDATE OF t SKIP LOCKED)
+      UPDATE ${table} AS t SET lock_owner = $3, lock_expires_at = now() + $4::integer * interval '1 millisecond'
+      FROM due WHERE t.key = due.key RETURNING t.key`,
+    /** Pages of `grants()` (every grant, the connected ones, those to reconnect): rows with tokens after key $1, at most $2. */
+    grants: grantsPage(table, ''),
+    grantsConnected: grantsPage(table, 'AND needs_reconnect_reason IS NULL'),
+    grantsNeedsReconnect: grantsPage(table, 'AND needs_reconnect_reason IS NOT NULL'),
     markReconnect: `UPDATE ${table} SET needs_reconnect_reason = $2, needs_reconnect_since = COALESCE(needs_reconnect_since, now())
       WHERE key = $1 AND tokens = $3`,
   };
+}
+
+/** A page of `grants()`, `where` narrowing it (the partial index serves `needs_reconnect_reason IS NOT NULL`). */
+function grantsPage(table: string, where: string): string {
+  return `SELECT key, needs_reconnect_reason AS reason, floor(extract(epoch FROM needs_reconnect_since) * 1000) AS since,
+      floor(extract(epoch FROM refreshed_at) * 1000) AS refreshed
+    FROM ${table} WHERE key > $1 AND tokens IS NOT NULL ${where} ORDER BY key LIMIT $2`;
 }

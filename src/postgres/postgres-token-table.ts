@@ -1,0 +1,112 @@
+/**
+ * `PostgresTokenTable`: the token table as one object: it makes each user's `PostgresTokenStore` (the shared options
+ * given once), lists the grants from the table's columns, and claims the due grants of the sweep
+ * (`UserClients.keepGrantsAlive`) with `FOR UPDATE SKIP LOCKED`.
+ */
+import { randomUUID } from 'node:crypto';
+import { constructorOptions, integerOption, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
+import { type GrantClaims, type GrantPage, type GrantsOptions, grantsOptions, type KeepAlive, type KeepGrantsAliveOptions, type KeepGrantsAliveResult, sweepGrants, sweepOptions, type TokenSpace } from '../store/grant-space.js';
+import { lockTimes } from '../store/lease-lock.js';
+import { storeCipher } from '../store/token-cipher.js';
+import { checkPool, PgConnection } from './pg-connection.js';
+import { DEFAULT_STATEMENT_TIMEOUT_MS, PostgresTokenStore, type PostgresTokenStoreOptions } from './postgres-token-store.js';
+import { statements, tableName } from './token-table.js';
+
+/** Options of `new PostgresTokenTable(...)`: those of `PostgresTokenStore` but `key`, shared by every user's store. */
+export type PostgresTokenTableOptions = Omit<PostgresTokenStoreOptions, 'key'>;
+
+const OPTIONS = /* @__PURE__ */ optionNames<PostgresTokenTableOptions>({ pool: 0, table: 0, encryptionKey: 0, lockTtlMs: 0, lockWaitMs: 0, statementTimeoutMs: 0 });
+
+/**
+ * A PostgreSQL token table as one object: `store(userId)` is the user's `PostgresTokenStore` (the row keyed by the
+ * user's id), `grants()` pages through the grants (those that need reconnecting: `needs_reconnect_*` columns), and
+ * `UserClients` takes it as its `store`, which enables `users.keepGrantsAlive()`. The table needs the indexes of
+ * `createTokenTable` / `tokenTableSql()` (on `refreshed_at`, and a partial one on the marked rows): run it again on a
+ * table made before, it adds them.
+ *
+ * @example
+ * const table = new PostgresTokenTable({ pool, encryptionKey: process.env.TOKEN_ENCRYPTION_KEY })
+ * const users = new UserClients({ oauth, baseUrl, store: table })
+ * const { grants, next } = await table.grants({ status: 'needs_reconnect', limit: 100 })
+ */
+export class PostgresTokenTable implements TokenSpace {
+  readonly #options: PostgresTokenTableOptions;
+  readonly #table: ReturnType<typeof tableName>;
+  readonly #connection: PgConnection;
+  readonly #lockTtlMs: number;
+
+  constructor(options: PostgresTokenTableOptions) {
+    options = constructorOptions(options, OPTIONS, 'new PostgresTokenTable()', '{ pool, encryptionKey }');
+    // What every store would refuse, refused once here.
+    const pool = checkPool(options.pool);
+    this.#table = tableName(options.table);
+    storeCipher(options.encryptionKey);
+    this.#lockTtlMs = lockTimes(options).ttlMs;
+    this.#options = options;
+    const timeoutMs = integerOption(options.statementTimeoutMs, 'statementTimeoutMs', DEFAULT_STATEMENT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
+    this.#connection = new PgConnection(pool, { key: '(every user)', table: this.#table.name }, timeoutMs);
+  }
+
+  /** The user's store: the row keyed by `userId`. */
+  store(userId: string): PostgresTokenStore {
+    return new PostgresTokenStore({ ...this.#options, key: userId });
+  }
+
+  /**
+   * A page of the table's grants (rows holding tokens), in key order: `status: 'needs_reconnect'` for a "reconnect
+   * your account" page or e-mail. Keyset paging: pass `next` as `after`; each grant is listed once across the pages.
+   * One statement per page.
+   *
+   * @example
+   * for (let page = await table.grants({ status: 'needs_reconnect' }); ; page = await table.grants({ status: 'needs_reconnect', after: page.next })) {
+   *   for (const grant of page.grants) await mailReconnectLink(grant.userId, grant.reason)
+   *   if (page.next === undefined) break
+   * }
+   */
+  async grants(options?: GrantsOptions): Promise<GrantPage> {
+    const { status, limit, after } = grantsOptions(options);
+    const sql = statements(this.#table.quoted);
+    const text = status === undefined ? sql.grants : status === 'connected' ? sql.grantsConnected : sql.grantsNeedsReconnect;
+    const rows = await this.#connection.rows('get', text, [after, limit]);
+    const grants = rows.map((row) => {
+      const reason = row['reason'];
+      const refreshed = row['refreshed'];
+      return {
+        userId: String(row['key']),
+        ...(typeof reason === 'string' ? { status: 'needs_reconnect' as const, reason, since: Number(row['since']) } : { status: 'connected' as const }),
+        ...(refreshed === null || refreshed === undefined ? {} : { refreshedAt: Number(refreshed) }),
+      };
+    });
+    return rows.length < limit ? { grants } : { grants, next: grants[grants.length - 1]!.userId };
+  }
+
+  /**
+   * @internal The sweep: claims due rows (one statement per batch, `FOR UPDATE SKIP LOCKED`, each row's lease taken
+   * as the claim), reads each one's tokens under the claim, frees the claim and hands the tokens to `keepAlive`,
+   * whose refresh takes the row's lock again as every refresh does. A process that claims the row between the two
+   * reads the same tokens and finds them replaced inside the lock: one refresh.
+   */
+  sweep(keepAlive: KeepAlive, options: KeepGrantsAliveOptions): Promise<KeepGrantsAliveResult> {
+    const { windowMs, concurrency, signal } = sweepOptions(options);
+    const sql = statements(this.#table.quoted);
+    const owner = `sweep:${randomUUID()}`;
+    const claims: GrantClaims = {
+      claim: async (limit, busy) => (await this.#connection.rows('lock', sql.claim, [windowMs, limit, owner, this.#lockTtlMs, [...busy]])).map((row) => String(row['key'])),
+      read: async (userId) => {
+        // Unreadable (or the store down): the claim is kept until it expires (`lockTtlMs`), so other sweeps pass by.
+        const tokens = await this.store(userId).get();
+        await this.#connection.count('unlock', sql.release, [userId, owner]);
+        return tokens;
+      },
+    };
+    return sweepGrants(claims, keepAlive, { concurrency, signal });
+  }
+
+  /** What `JSON.stringify` shows: the table; never a token or a key. */
+  toJSON(): {
+    /** The table. */
+    table: string;
+  } {
+    return { table: this.#table.name };
+  }
+}
