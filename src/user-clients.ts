@@ -388,7 +388,7 @@ export class UserClients {
    * through the user's `TokenManager` under the store's lock, once across the fleet. Each grant has its slot in the
    * window (from a hash of the user's id), so the refreshes are spread evenly over it. Grants marked as needing
    * reconnection are skipped (0 requests); one that fails is counted and the sweep goes on. `onTokens` and
-   * `onReauthorizationRequired` are called as for any refresh. docs/tokens.md, "Idle grants".
+   * `onReauthorizationRequired` are called as for any refresh. docs/tokens.md, "Idle grants and the users to reconnect".
    *
    * @example
    * // every minute, in each worker:

@@ -11,7 +11,7 @@
  * A grant never written through a store of the space (tokens stored before) is not in the index: `reindex()` adds it.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { constructorOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
+import { constructorOptions, integerOption, invalidOption, invalidValue, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
 import type { TokenSet, TokenStoreSetOptions } from '../oauth/types.js';
 import { type GrantClaims, type GrantInfo, type GrantPage, type GrantsOptions, grantsOptions, type KeepAlive, type KeepGrantsAliveOptions, type KeepGrantsAliveResult, sweepGrants, sweepOptions, type TokenSpace } from '../store/grant-space.js';
 import { storeCipher } from '../store/token-cipher.js';
@@ -78,8 +78,12 @@ export class RedisTokenSpace implements TokenSpace {
     this.#connection = new RedisConnection(options.redis, index, timeoutMs);
   }
 
-  /** The user's store, at `${prefix}{userId}`; its token writes keep the space's index. */
+  /**
+   * The user's store, at `${prefix}{userId}`; its token writes keep the space's index. An id holding a brace is
+   * refused (it would break the hash tag, or reach another user's keys): hash such ids first.
+   */
   store(userId: string): RedisTokenStore {
+    if (typeof userId !== 'string' || userId === '' || /[{}]/.test(userId)) invalidValue('userId', userId, ': give a non-empty id without braces (hash ids that may hold any text).');
     const { prefix: _, ...options } = this.#options;
     return new IndexedStore({ ...options, key: this.#keyOf(userId) }, () => this.#written(userId));
   }

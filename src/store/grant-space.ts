@@ -22,7 +22,7 @@ export interface GrantsOptions {
   /** The page's size, 1 to 1 000. Default 100. */
   limit?: number;
   /** The `next` of the page before (keyset paging, in user-id order); absent: the first page. */
-  after?: string;
+  after?: string | undefined;
 }
 
 /** One grant as `grants()` lists it. Never a token. */
