@@ -24,7 +24,8 @@ export interface SweepWorkerConfig {
 }
 
 export type SweepWorkerCommand = { type: 'sweep' } | { type: 'loop'; everyMs: number } | { type: 'stop' } | { type: 'exit' };
-export type SweepWorkerMessage = { type: 'ready' } | ({ type: 'swept'; runs: number } & KeepGrantsAliveResult);
+/** `log`: each refresh this process made, `[userId, epoch ms]` (the `loop` only). */
+export type SweepWorkerMessage = { type: 'ready' } | ({ type: 'swept'; runs: number; log?: Array<[string, number]> } & KeepGrantsAliveResult);
 
 const config = JSON.parse(process.env['WORKER_CONFIG']!) as SweepWorkerConfig;
 const pool = config.target.kind === 'postgres' ? new pg.Pool({ connectionString: config.target.url, max: 8 }) : undefined;
@@ -36,7 +37,8 @@ const store =
     ? new PostgresTokenTable({ pool, table: config.space, encryptionKey: TEST_KEY, statementTimeoutMs: 20_000, lockTtlMs: 120_000 })
     : new RedisTokenSpace({ redis: redis!, prefix: config.space, encryptionKey: TEST_KEY, commandTimeoutMs: 20_000, lockTtlMs: 120_000 });
 const oauth = new OAuthClient({ baseUrl: config.baseUrl, clientId: config.clientId, clientSecret: config.clientSecret, redirectUri: 'http://127.0.0.1/callback' });
-const users = new UserClients({ oauth, baseUrl: config.baseUrl, store, managerOptions: { storeTimeoutMs: 30_000 } });
+let log: Array<[string, number]> = [];
+const users = new UserClients({ oauth, baseUrl: config.baseUrl, store, managerOptions: { storeTimeoutMs: 30_000 }, onTokens: (userId) => void log.push([userId, Date.now()]) });
 const options = { olderThanMs: config.olderThanMs, concurrency: config.concurrency };
 
 const send = (message: SweepWorkerMessage) => process.send!(message);
@@ -47,14 +49,18 @@ process.on('message', async (command: SweepWorkerCommand) => {
   if (command.type === 'loop') {
     const controller = (stop = new AbortController());
     const total = { refreshed: 0, skipped: 0, dead: 0, failed: 0 };
+    log = [];
     let runs = 0;
     while (!controller.signal.aborted) {
       const counts = await users.keepGrantsAlive({ ...options, signal: controller.signal });
       runs++;
       for (const name of ['refreshed', 'skipped', 'dead', 'failed'] as const) total[name] += counts[name];
-      await new Promise((resolve) => setTimeout(resolve, command.everyMs));
+      await new Promise((resolve) => {
+        const timer = setTimeout(resolve, command.everyMs);
+        controller.signal.addEventListener('abort', () => resolve(clearTimeout(timer)), { once: true });
+      });
     }
-    send({ type: 'swept', runs, ...total });
+    send({ type: 'swept', runs, ...total, log });
   }
   if (command.type === 'exit') {
     await pool?.end();
