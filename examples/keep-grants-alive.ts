@@ -17,6 +17,7 @@
  * Optional: KEEP_ALIVE_DAYS (the window, default 7), SWEEP_EVERY_MS (between runs, default 60 000), CONCURRENCY (4).
  * SIGTERM or Ctrl-C stops it after the refreshes in flight.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { OAuthClient, UserClients } from '@postsched/sdk';
 import { PostgresTokenTable } from '@postsched/sdk/postgres';
@@ -59,10 +60,7 @@ do {
   }
   console.log(`Kept alive: refreshed ${refreshed}, skipped ${skipped}, dead ${dead}, failed ${failed}; ${toReconnect} users need to reconnect.`);
   if (process.env.ONCE === '1') break;
-  await new Promise((resolve) => {
-    const timer = setTimeout(resolve, everyMs);
-    stop.signal.addEventListener('abort', () => resolve(clearTimeout(timer)), { once: true });
-  });
+  await sleep(everyMs, undefined, { signal: stop.signal }).catch(() => {}); // SIGTERM ends the pause
 } while (!stop.signal.aborted);
 
 await users[Symbol.asyncDispose]();

@@ -5,6 +5,7 @@
  * Config (env WORKER_CONFIG, JSON): `SweepWorkerConfig`. In: `sweep` (one run), `loop` (a run every `everyMs` real ms
  * until `stop`), `exit`. Out: `ready`, `swept` (the counts of the run, or of every run of the loop).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { OAuthClient, UserClients, type KeepGrantsAliveResult } from '@postsched/sdk';
 import { PostgresTokenTable } from '@postsched/sdk/postgres';
@@ -55,10 +56,7 @@ process.on('message', async (command: SweepWorkerCommand) => {
       const counts = await users.keepGrantsAlive({ ...options, signal: controller.signal });
       runs++;
       for (const name of ['refreshed', 'skipped', 'dead', 'failed'] as const) total[name] += counts[name];
-      await new Promise((resolve) => {
-        const timer = setTimeout(resolve, command.everyMs);
-        controller.signal.addEventListener('abort', () => resolve(clearTimeout(timer)), { once: true });
-      });
+      await sleep(command.everyMs, undefined, { signal: controller.signal }).catch(() => {}); // an abort ends the pause
     }
     send({ type: 'swept', runs, ...total, log });
   }
