@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { constructorOptions, integerOption, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
-import { type GrantClaims, type GrantPage, type GrantsOptions, grantsOptions, type KeepAlive, type KeepGrantsAliveOptions, type KeepGrantsAliveResult, sweepGrants, sweepOptions, type TokenSpace } from '../store/grant-space.js';
+import { type GrantClaims, type GrantPage, type GrantsOptions, grantsOptions, type KeepAlive, type KeepGrantsAliveOptions, type KeepGrantsAliveResult, SNAPSHOT, sweepGrants, sweepOptions, type TokenSpace } from '../store/grant-space.js';
 import { lockTimes } from '../store/lease-lock.js';
 import { storeCipher } from '../store/token-cipher.js';
 import { checkPool, PgConnection } from './pg-connection.js';
@@ -81,8 +81,8 @@ export class PostgresTokenTable implements TokenSpace {
   }
 
   /**
-   * @internal The sweep: claims due rows (one statement per batch, `FOR UPDATE SKIP LOCKED`, each row's lease taken
-   * as the claim), reads each one's tokens under the claim, frees the claim and hands the tokens to `keepAlive`,
+   * @internal The sweep: reads the due rows (a snapshot), claims them as refreshes end (one statement per batch,
+   * `FOR UPDATE SKIP LOCKED`, each row's lease taken as the claim), reads each one's tokens under the claim, frees the claim and hands the tokens to `keepAlive`,
    * whose refresh takes the row's lock again as every refresh does. A process that claims the row between the two
    * reads the same tokens and finds them replaced inside the lock: one refresh.
    */
@@ -91,7 +91,8 @@ export class PostgresTokenTable implements TokenSpace {
     const sql = statements(this.#table.quoted);
     const owner = `sweep:${randomUUID()}`;
     const claims: GrantClaims = {
-      claim: async (limit, busy) => (await this.#connection.rows('lock', sql.claim, [windowMs, limit, owner, this.#lockTtlMs, [...busy]])).map((row) => String(row['key'])),
+      due: async () => (await this.#connection.rows('get', sql.due, [windowMs, SNAPSHOT])).map((row) => String(row['key'])),
+      claim: async (userIds) => (await this.#connection.rows('lock', sql.claim, [windowMs, userIds, owner, this.#lockTtlMs])).map((row) => String(row['key'])),
       read: async (userId) => {
         // Unreadable (or the store down): the claim is kept until it expires (`lockTtlMs`), so other sweeps pass by.
         const tokens = await this.store(userId).get();

@@ -44,6 +44,17 @@ CREATE INDEX IF NOT EXISTS ${table.reconnectIndex} ON ${table.quoted} (key) WHER
 `;
 }
 
+/** The database's clock in epoch ms, for `DUE`. */
+const CLOCK = 'clock AS (SELECT floor(extract(epoch FROM now()) * 1000)::bigint AS ms)';
+
+/**
+ * A row `t` holds a grant due in the window of $1 ms: not marked, and its slot (the first 32 bits of the MD5 of its
+ * key, modulo the window) passed last after `refreshed_at`.
+ */
+const DUE = `t.tokens IS NOT NULL AND t.needs_reconnect_reason IS NULL
+  AND COALESCE(floor(extract(epoch FROM t.refreshed_at) * 1000)::bigint, 0)
+    < clock.ms - (clock.ms - ('x' || substr(md5(t.key), 1, 8))::bit(32)::bigint % $1::bigint) % $1::bigint`;
+
 /** Each table's statements, made once: every store of a table shares the same strings (a store per user). */
 const byTable = new Map<string, ReturnType<typeof makeStatements>>();
 
@@ -89,17 +100,16 @@ function makeStatements(table: string) {
     reencrypt: `UPDATE ${table} SET tokens = $2 WHERE key = $1 AND tokens = $3`,
     /** $2 reason, $3 the value whose refresh token was refused: marked only while the row still holds it. */
     /**
-     * The sweep's claim (`keepGrantsAlive`): up to $2 rows whose grant is due in the window of $1 ms (the slot of each
-     * key: the first 32 bits of its MD5, modulo the window; due once the slot last passed after `refreshed_at`), not
-     * marked, not locked, not among $5 (the claimer's grants in flight), taken as the row's lease by $3 for $4 ms.
-     * `SKIP LOCKED`: processes claiming at once get different rows.
+     * The sweep's snapshot (`keepGrantsAlive`): up to $2 keys whose grant is due in the window of $1 ms, not marked,
+     * the longest unrefreshed first (the `refreshed_at` index).
      */
-    claim: `WITH clock AS (SELECT floor(extract(epoch FROM now()) * 1000)::bigint AS ms),
-      due AS (SELECT t.key FROM ${table} AS t, clock
-        WHERE t.tokens IS NOT NULL AND t.needs_reconnect_reason IS NULL AND (t.lock_owner IS NULL OR t.lock_expires_at <= now()) AND t.key <> ALL($5::text[])
-          AND COALESCE(floor(extract(epoch FROM t.refreshed_at) * 1000)::bigint, 0)
-            < clock.ms - (clock.ms - ('x' || substr(md5(t.key), 1, 8))::bit(32)::bigint % $1::bigint) % $1::bigint
-        ORDER BY t.refreshed_at NULLS FIRST LIMIT $2 FOR UPDATE OF t SKIP LOCKED)
+    due: `WITH ${CLOCK} SELECT t.key FROM ${table} AS t, clock WHERE ${DUE} ORDER BY t.refreshed_at NULLS FIRST LIMIT $2`,
+    /**
+     * The sweep's claim: those of the keys $2 still due in the window of $1 ms and not locked, taken as the row's
+     * lease by $3 for $4 ms. `SKIP LOCKED`: processes claiming at once get different rows.
+     */
+    claim: `WITH ${CLOCK}, due AS (SELECT t.key FROM ${table} AS t, clock
+        WHERE t.key = ANY($2::text[]) AND ${DUE} AND (t.lock_owner IS NULL OR t.lock_expires_at <= now()) FOR UPDATE OF t SKIP LOCKED)
       UPDATE ${table} AS t SET lock_owner = $3, lock_expires_at = now() + $4::integer * interval '1 millisecond'
       FROM due WHERE t.key = due.key RETURNING t.key`,
     /** Pages of `grants()` (every grant, the connected ones, those to reconnect): rows with tokens after key $1, at most $2. */

@@ -13,7 +13,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { constructorOptions, integerOption, invalidOption, invalidValue, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
 import type { TokenSet, TokenStoreSetOptions } from '../oauth/types.js';
-import { type GrantClaims, type GrantInfo, type GrantPage, type GrantsOptions, grantsOptions, type KeepAlive, type KeepGrantsAliveOptions, type KeepGrantsAliveResult, sweepGrants, sweepOptions, type TokenSpace } from '../store/grant-space.js';
+import { type GrantClaims, type GrantInfo, type GrantPage, type GrantsOptions, grantsOptions, type KeepAlive, type KeepGrantsAliveOptions, type KeepGrantsAliveResult, SNAPSHOT, sweepGrants, sweepOptions, type TokenSpace } from '../store/grant-space.js';
 import { storeCipher } from '../store/token-cipher.js';
 import { lockTimes } from '../store/lease-lock.js';
 import { defineScript, RedisConnection } from './redis-connection.js';
@@ -142,36 +142,18 @@ export class RedisTokenSpace implements TokenSpace {
 
   /**
    * @internal The sweep: reads the due grants from the index (`refreshed` up to now, each due once its slot passed),
-   * claims each with a script on the user's keys (skipping marked ones), reads its tokens under the claim and hands
+   * claims them as refreshes end, each with a script on the user's keys (skipping marked ones), reads its tokens under the claim and hands
    * them to `keepAlive`. The claim lasts half the window and is not released: a grant whose index write failed is not
    * claimed again meanwhile.
    */
   sweep(keepAlive: KeepAlive, options: KeepGrantsAliveOptions): Promise<KeepGrantsAliveResult> {
     const { windowMs, concurrency, signal } = sweepOptions(options);
     const owner = `sweep:${randomUUID()}`;
-    let queue: string[] = [];
-    let claimedFromQueue = true;
     const claims: GrantClaims = {
-      claim: async (limit) => {
-        const claimed: string[] = [];
-        while (claimed.length < limit) {
-          if (queue.length === 0) {
-            // A new read of the index, until one yields no claim: what others claimed or refreshed meanwhile is gone.
-            if (!claimedFromQueue) break;
-            queue = await this.#due(windowMs);
-            claimedFromQueue = false;
-            if (queue.length === 0) break;
-          }
-          const userId = queue.shift()!;
-          const key = this.#keyOf(userId);
-          const answer = await this.#connection.script('lock', CLAIM, [`${key}:reconnect`, `${key}:sweep`], [owner, String(Math.ceil(windowMs / 2))]);
-          if (answer === 0) continue;
-          claimedFromQueue = true;
-          // A marked grant leaves the sweep's candidates: 0 requests for it; the next token write (a connect) puts it back.
-          if (answer === 2) await this.#connection.command('set', ['ZREM', this.#index.refreshed, userId]);
-          else claimed.push(userId);
-        }
-        return claimed;
+      due: () => this.#due(windowMs),
+      claim: async (userIds) => {
+        const answers = await Promise.all(userIds.map((userId) => this.#claim(userId, owner, windowMs)));
+        return userIds.filter((_, i) => answers[i]);
       },
       read: (userId) => this.store(userId).get(),
     };
@@ -190,14 +172,25 @@ export class RedisTokenSpace implements TokenSpace {
     return `${this.#prefix}{${userId}}`;
   }
 
-  /** The due grants in the index now (every page of `refreshed` up to now, filtered by slot), oldest first. */
+  /**
+   * Claims a grant for the sweep (`owner`): `false` when another holds it, or when it is marked (it then leaves the
+   * sweep's candidates: 0 requests for it; the next token write, a connect, puts it back).
+   */
+  async #claim(userId: string, owner: string, windowMs: number): Promise<boolean> {
+    const key = this.#keyOf(userId);
+    const answer = await this.#connection.script('lock', CLAIM, [`${key}:reconnect`, `${key}:sweep`], [owner, String(Math.ceil(windowMs / 2))]);
+    if (answer === 2) await this.#connection.command('set', ['ZREM', this.#index.refreshed, userId]);
+    return answer === 1;
+  }
+
+  /** The due grants in the index now (pages of `refreshed` up to now, filtered by slot), oldest first, at most `SNAPSHOT`. */
   async #due(windowMs: number): Promise<string[]> {
     const now = Date.now();
     const due: string[] = [];
     for (let offset = 0; ; offset += PAGE) {
       const page = (await this.#connection.command('get', ['ZRANGE', this.#index.refreshed, '-inf', `(${now}`, 'BYSCORE', 'LIMIT', String(offset), String(PAGE), 'WITHSCORES'])) as string[];
       for (let i = 0; i < page.length; i += 2) if (Number(page[i + 1]) < lastSlot(page[i]!, windowMs, now)) due.push(page[i]!);
-      if (page.length < 2 * PAGE) return due;
+      if (page.length < 2 * PAGE || due.length >= SNAPSHOT) return due;
     }
   }
 

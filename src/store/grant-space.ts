@@ -97,14 +97,16 @@ export interface TokenSpace {
 
 /** A store's claims of due grants, for `sweepGrants`. */
 export interface GrantClaims {
-  /**
-   * Claims up to `limit` due grants for this call, none of `busy` (this call's grants in flight, or failed): their
-   * user ids; none when no grant is left.
-   */
-  claim(limit: number, busy: ReadonlySet<string>): Promise<string[]>;
+  /** The grants due now, not marked: a snapshot, at most `SNAPSHOT` of them, the longest unrefreshed first. */
+  due(): Promise<string[]>;
+  /** Claims, for this call, those of `userIds` still due and claimed by nobody else: their ids. */
+  claim(userIds: string[]): Promise<string[]>;
   /** The tokens of a claimed grant, read under the claim (`undefined`: none stored). */
   read(userId: string): Promise<TokenSet | undefined>;
 }
+
+/** The most grants a snapshot of the due ones holds (`GrantClaims.due`): the next snapshot has the rest. */
+export const SNAPSHOT = 10_000;
 
 const SWEEP_OPTIONS = /* @__PURE__ */ optionNames<KeepGrantsAliveOptions>({ olderThanMs: 0, concurrency: 0, signal: 0 });
 const GRANTS_OPTIONS = /* @__PURE__ */ optionNames<GrantsOptions>({ status: 0, limit: 0, after: 0 });
@@ -130,9 +132,11 @@ export function grantsOptions(options: GrantsOptions = {}): { status: GrantStatu
 }
 
 /**
- * The sweep: claims due grants as refreshes end, at most `concurrency` in flight; a grant that fails is counted and
- * the sweep goes on. Stops claiming on `signal` and once no grant is left, and resolves with the counts when the
- * refreshes in flight are done. A failed claim (the store down) rejects, after those.
+ * The sweep: takes a snapshot of the due grants, in an order of its own (processes sweeping at once start at different
+ * grants), and claims them as refreshes end, at most `concurrency` in flight; then another snapshot, until one yields
+ * no claim (what remains is claimed by others). A grant that fails is counted, not claimed again by this call, and
+ * the sweep goes on. Stops claiming on `signal`, and resolves with the counts once the refreshes in flight are done. A
+ * failed snapshot or claim (the store down) rejects, after those.
  */
 export async function sweepGrants(claims: GrantClaims, keepAlive: KeepAlive, options: { concurrency: number; signal: AbortSignal | undefined }): Promise<KeepGrantsAliveResult> {
   const counts: KeepGrantsAliveResult = { refreshed: 0, skipped: 0, dead: 0, failed: 0 };
@@ -140,9 +144,26 @@ export async function sweepGrants(claims: GrantClaims, keepAlive: KeepAlive, opt
   /** Grants that failed in this call: not claimed again by it (the next run tries again). */
   const failed = new Set<string>();
   const { concurrency, signal } = options;
+  let queue: string[] = [];
+  let claimedSinceSnapshot = true;
+  const next = async (limit: number): Promise<string[]> => {
+    const claimed: string[] = [];
+    while (claimed.length < limit) {
+      if (queue.length === 0) {
+        if (!claimedSinceSnapshot) break;
+        queue = shuffled((await claims.due()).filter((userId) => !running.has(userId) && !failed.has(userId)));
+        claimedSinceSnapshot = false;
+        if (queue.length === 0) break;
+      }
+      const got = await claims.claim(queue.splice(0, limit - claimed.length));
+      claimedSinceSnapshot ||= got.length > 0;
+      claimed.push(...got);
+    }
+    return claimed;
+  };
   try {
     for (let exhausted = false; !exhausted && signal?.aborted !== true; ) {
-      const claimed = await claims.claim(concurrency - running.size, new Set([...running.keys(), ...failed]));
+      const claimed = await next(concurrency - running.size);
       exhausted = claimed.length === 0;
       for (const userId of claimed) {
         const done: Promise<void> = claims
@@ -164,4 +185,12 @@ export async function sweepGrants(claims: GrantClaims, keepAlive: KeepAlive, opt
     await Promise.all(running.values());
   }
   return counts;
+}
+
+function shuffled<T>(items: T[]): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [items[i], items[j]] = [items[j]!, items[i]!];
+  }
+  return items;
 }
