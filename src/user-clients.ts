@@ -396,6 +396,7 @@ export class UserClients {
    */
   keepGrantsAlive(options: KeepGrantsAliveOptions): Promise<KeepGrantsAliveResult> {
     const space = this.#space;
+    if (this.#disposed) return Promise.reject(refusal('This UserClients was disposed: make a new one to keep grants alive.', []));
     if (space?.sweep === undefined) {
       return Promise.reject(refusal('keepGrantsAlive() needs the `store` option to be a PostgresTokenTable or a RedisTokenSpace (they list and claim the grants), not a function.', ['store']));
     }
@@ -404,7 +405,6 @@ export class UserClients {
 
   /** One due grant of the sweep: refreshed past `tokens` (read under the sweep's claim) by the user's manager. */
   async #keepAlive(userId: string, tokens: TokenSet | undefined): Promise<'refreshed' | 'skipped' | 'dead'> {
-    if (this.#disposed) throw refusal('This UserClients was disposed.', []);
     if (tokens === undefined) return 'skipped';
     // The cached manager, or one held weakly (never two in this process), without moving hot users out of the cache.
     const user = this.#users.get(userId) ?? this.#dropped?.get(userId)?.deref() ?? this.#newUser(userId);

@@ -86,7 +86,7 @@ export class PostgresTokenTable implements TokenSpace {
    * whose refresh takes the row's lock again as every refresh does. A process that claims the row between the two
    * reads the same tokens and finds them replaced inside the lock: one refresh.
    */
-  sweep(keepAlive: KeepAlive, options: KeepGrantsAliveOptions): Promise<KeepGrantsAliveResult> {
+  async sweep(keepAlive: KeepAlive, options: KeepGrantsAliveOptions): Promise<KeepGrantsAliveResult> {
     const { windowMs, concurrency, signal } = sweepOptions(options);
     const sql = statements(this.#table.quoted);
     const owner = `sweep:${randomUUID()}`;

@@ -146,7 +146,7 @@ export class RedisTokenSpace implements TokenSpace {
    * them to `keepAlive`. The claim lasts half the window and is not released: a grant whose index write failed is not
    * claimed again meanwhile.
    */
-  sweep(keepAlive: KeepAlive, options: KeepGrantsAliveOptions): Promise<KeepGrantsAliveResult> {
+  async sweep(keepAlive: KeepAlive, options: KeepGrantsAliveOptions): Promise<KeepGrantsAliveResult> {
     const { windowMs, concurrency, signal } = sweepOptions(options);
     const owner = `sweep:${randomUUID()}`;
     const claims: GrantClaims = {
