@@ -44,17 +44,6 @@ CREATE INDEX IF NOT EXISTS ${table.reconnectIndex} ON ${table.quoted} (key) WHER
 `;
 }
 
-/** The database's clock in epoch ms, for `DUE`. */
-const CLOCK = 'clock AS (SELECT floor(extract(epoch FROM now()) * 1000)::bigint AS ms)';
-
-/**
- * A row `t` holds a grant due in the window of $1 ms: not marked, and its slot (the first 32 bits of the MD5 of its
- * key, modulo the window) passed last after `refreshed_at`.
- */
-const DUE = `t.tokens IS NOT NULL AND t.needs_reconnect_reason IS NULL
-  AND COALESCE(floor(extract(epoch FROM t.refreshed_at) * 1000)::bigint, 0)
-    < clock.ms - (clock.ms - ('x' || substr(md5(t.key), 1, 8))::bit(32)::bigint % $1::bigint) % $1::bigint`;
-
 /** Each table's statements, made once: every store of a table shares the same strings (a store per user). */
 const byTable = new Map<string, ReturnType<typeof makeStatements>>();
 
@@ -99,31 +88,8 @@ function makeStatements(table: string) {
     /** Key rotation's compare-and-set: $2 the re-encrypted value, $3 the value read; the other columns are left alone. */
     reencrypt: `UPDATE ${table} SET tokens = $2 WHERE key = $1 AND tokens = $3`,
     /** $2 reason, $3 the value whose refresh token was refused: marked only while the row still holds it. */
-    /**
-     * The sweep's snapshot (`keepGrantsAlive`): up to $2 keys whose grant is due in the window of $1 ms, not marked,
-     * the longest unrefreshed first (the `refreshed_at` index).
-     */
-    due: `WITH ${CLOCK} SELECT t.key FROM ${table} AS t, clock WHERE ${DUE} ORDER BY t.refreshed_at NULLS FIRST LIMIT $2`,
-    /**
-     * The sweep's claim: those of the keys $2 still due in the window of $1 ms and not locked, taken as the row's
-     * lease by $3 for $4 ms. `SKIP LOCKED`: processes claiming at once get different rows.
-     */
-    claim: `WITH ${CLOCK}, due AS (SELECT t.key FROM ${table} AS t, clock
-        WHERE t.key = ANY($2::text[]) AND ${DUE} AND (t.lock_owner IS NULL OR t.lock_expires_at <= now()) FOR UPDATE OF t SKIP LOCKED)
-      UPDATE ${table} AS t SET lock_owner = $3, lock_expires_at = now() + $4::integer * interval '1 millisecond'
-      FROM due WHERE t.key = due.key RETURNING t.key`,
-    /** Pages of `grants()` (every grant, the connected ones, those to reconnect): rows with tokens after key $1, at most $2. */
-    grants: grantsPage(table, ''),
-    grantsConnected: grantsPage(table, 'AND needs_reconnect_reason IS NULL'),
-    grantsNeedsReconnect: grantsPage(table, 'AND needs_reconnect_reason IS NOT NULL'),
     markReconnect: `UPDATE ${table} SET needs_reconnect_reason = $2, needs_reconnect_since = COALESCE(needs_reconnect_since, now())
       WHERE key = $1 AND tokens = $3`,
   };
 }
 
-/** A page of `grants()`, `where` narrowing it (the partial index serves `needs_reconnect_reason IS NOT NULL`). */
-function grantsPage(table: string, where: string): string {
-  return `SELECT key, needs_reconnect_reason AS reason, floor(extract(epoch FROM needs_reconnect_since) * 1000) AS since,
-      floor(extract(epoch FROM refreshed_at) * 1000) AS refreshed
-    FROM ${table} WHERE key > $1 AND tokens IS NOT NULL ${where} ORDER BY key LIMIT $2`;
-}

@@ -31,7 +31,7 @@ const OPTIONS = /* @__PURE__ */ optionNames<RedisTokenSpaceOptions>({ redis: 0, 
 const PAGE = 1_000;
 
 /** A token write: the user in the index, with its time. KEYS users, refreshed; ARGV user id, epoch ms. */
-const INDEX_WRITTEN = defineScript(`
+const INDEX_WRITTEN = /* @__PURE__ */ defineScript(`
 redis.call('ZADD', KEYS[1], 0, ARGV[1])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 return 1
@@ -42,7 +42,7 @@ return 1
  * claim (`${key}:sweep`, for ARGV[2] ms: no other sweep takes the grant meanwhile), `0` when another holds it.
  * KEYS the mark, the claim; ARGV owner, ms.
  */
-const CLAIM = defineScript(`
+const CLAIM = /* @__PURE__ */ defineScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 2 end
 if redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
 return 0
