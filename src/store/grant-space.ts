@@ -151,11 +151,14 @@ export async function sweepGrants(claims: GrantClaims, keepAlive: KeepAlive, opt
     while (claimed.length < limit) {
       if (queue.length === 0) {
         if (!claimedSinceSnapshot) break;
-        queue = shuffled((await claims.due()).filter((userId) => !running.has(userId) && !failed.has(userId)));
+        queue = shuffled(await claims.due());
         claimedSinceSnapshot = false;
         if (queue.length === 0) break;
       }
-      const got = await claims.claim(queue.splice(0, limit - claimed.length));
+      // Not a grant of this call's in flight or failed: one freed its claim before its refresh saved (still due).
+      const batch = queue.splice(0, limit - claimed.length).filter((userId) => !running.has(userId) && !failed.has(userId) && !claimed.includes(userId));
+      if (batch.length === 0) continue;
+      const got = await claims.claim(batch);
       claimedSinceSnapshot ||= got.length > 0;
       claimed.push(...got);
     }
