@@ -89,6 +89,7 @@ async function measureOne(kind: 'postgres' | 'redis', users: number): Promise<Se
         unit: 'count',
         rows: [
           { name: 'refreshes (all workers)', value: String(log.length), note: `returned: refreshed ${sum('refreshed')}, skipped ${sum('skipped')}, dead ${sum('dead')}, failed ${sum('failed')}` },
+          { name: 'token requests (the fake)', value: String(rig.fake.stats.tokenRequests.refresh_token) },
           { name: 'windows due', value: String(expected) },
           { name: 'duplicates', value: String(duplicates) },
           { name: 'missed', value: String(missed) },
