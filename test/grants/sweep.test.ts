@@ -8,6 +8,7 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { OAuthClient, UserClients, ValidationError, type GrantInfo } from '@postsched/sdk';
 import { MemoryTokenStore } from '@postsched/sdk';
+import { RedisTokenSpace } from '@postsched/sdk/redis';
 import { type PostgresServer, startPostgresServer } from '../postgres/postgres-server.js';
 import { type RedisServer, startRedisServer } from '../redis/redis-server.js';
 import { type SweepRig, startSweepRig, sweepAll } from './sweep-rig.js';
@@ -109,6 +110,44 @@ describe.each(['postgres', 'redis'] as const)('on %s', (kind) => {
     expect(rest).toEqual({ refreshed: 9, skipped: 0, dead: 0, failed: 0 });
     expect([...rig.requests().values()]).toEqual(rig.userIds.map(() => 1));
   });
+});
+
+describe('RedisTokenSpace.reindex', () => {
+  let rig: SweepRig | undefined;
+  afterEach(async () => {
+    await rig?.stop();
+    rig = undefined;
+  });
+
+  it('adds the users whose tokens were stored without the space: listed, then swept (their time unknown: due)', { timeout: 60_000 }, async () => {
+    rig = await startSweepRig({ target: { kind: 'redis', url: redis.url }, users: 6, processes: 0, olderThanMs: WINDOW_MS });
+    const client = new Redis(redis.url);
+    try {
+      // As stored by plain RedisTokenStores before the app moved to a space: tokens, no index.
+      const prefix = (rig.space.toJSON() as { prefix: string }).prefix;
+      await client.del(`${prefix}~grants{~}:users`, `${prefix}~grants{~}:refreshed`);
+      expect((await rig.space.grants()).grants).toEqual([]);
+
+      expect(await (rig.space as RedisTokenSpace).reindex()).toBe(6);
+      expect((await rig.space.grants()).grants.map((g) => g.userId)).toEqual(rig.userIds);
+      expect(await (rig.space as RedisTokenSpace).reindex()).toBe(0); // once each
+      const oauth = new OAuthClient({ baseUrl: rig.fake.baseUrl, clientId: 'app_sweep', clientSecret: 'secret_sweep_1234', redirectUri: 'http://127.0.0.1/callback' });
+      const users = new UserClients({ oauth, baseUrl: rig.fake.baseUrl, store: rig.space });
+      expect(await users.keepGrantsAlive({ olderThanMs: WINDOW_MS })).toEqual({ refreshed: 6, skipped: 0, dead: 0, failed: 0 });
+    } finally {
+      client.disconnect();
+    }
+  });
+});
+
+it('bad options of grants() and keepGrantsAlive() are ValidationErrors naming the option', async () => {
+  const space = new RedisTokenSpace({ redis: { call: async () => null }, encryptionKey: 'none' });
+  await expect(space.grants({ status: 'gone' as 'connected' })).rejects.toThrow(/status/);
+  await expect(space.grants({ limit: 0 })).rejects.toThrow(ValidationError);
+  const users = new UserClients({ oauth: { refresh: async () => { throw new Error('unused'); } }, baseUrl: 'http://127.0.0.1:9', store: space });
+  await expect(users.keepGrantsAlive({} as { olderThanMs: number })).rejects.toThrow(/olderThanMs/);
+  await expect(users.keepGrantsAlive({ olderThanMs: 60_000, concurrency: 0 })).rejects.toThrow(/concurrency/);
+  expect(() => space.store('a{b}')).toThrow(ValidationError);
 });
 
 it('keepGrantsAlive() without a table or space as `store` is a ValidationError naming the option', async () => {
