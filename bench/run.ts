@@ -17,6 +17,7 @@ import { measureBundles } from './measures/bundle.js';
 import { measureColdImport } from './measures/cold-import.js';
 import { measureCpuProfile } from './measures/cpu-profile.js';
 import { measureFleet } from './measures/fleet.js';
+import { measureGrants } from './measures/grants.js';
 import { measureLatency } from './measures/latency.js';
 import { measureRateLimit } from './measures/ratelimit.js';
 import { measurePaginationHeap } from './measures/pagination-heap.js';
@@ -47,6 +48,7 @@ const measures: Measure[] = [
   { name: 'cold-import', titled: 'Cold import', usesDist: true, run: () => measureColdImport({ runs: quick ? 5 : 10 }) },
   { name: 'fleet', titled: 'Fleet:', usesDist: true, run: () => measureFleet({ quick }) },
   { name: 'ratelimit', titled: 'Rate limits:', usesDist: true, run: () => measureRateLimit({ quick }) },
+  { name: 'grants', titled: 'Idle grants kept alive', run: () => measureGrants({ quick }) },
 ];
 
 const loadAtStart = os.loadavg()[0]!;

@@ -15,8 +15,8 @@ const MODULES = {
   index: ['@postsched/sdk', 'The client (`PostSched`), OAuth 2.0 with PKCE (`OAuthClient`), token refresh (`TokenManager`), many users (`UserClients`), and every error class.'],
   webhooks: ['@postsched/sdk/webhooks', 'Receive the service\'s signed webhooks: the whole endpoint (`createWebhookHandler`) or the verifier alone (`verifyWebhook`).'],
   testing: ['@postsched/sdk/testing', 'A fake of the service for your tests (`createFakeService`), webhook fixtures, and the conformance checks of a token store.'],
-  redis: ['@postsched/sdk/redis', 'Tokens shared by every process through Redis (`RedisTokenStore`), webhook deduplication (`RedisWebhookDedupe`), key rotation.'],
-  postgres: ['@postsched/sdk/postgres', 'Tokens in a row of your PostgreSQL database (`PostgresTokenStore`), its table, key rotation.'],
+  redis: ['@postsched/sdk/redis', 'Tokens shared by every process through Redis (`RedisTokenStore`, every user\'s under a prefix: `RedisTokenSpace`), webhook deduplication (`RedisWebhookDedupe`), key rotation.'],
+  postgres: ['@postsched/sdk/postgres', 'Tokens in a row of your PostgreSQL database (`PostgresTokenStore`), its table (`PostgresTokenTable`), key rotation.'],
   schedule: ['@postsched/sdk/schedule', 'Wall times in the user\'s time zone turned into instants, right across DST (`atLocalTime`, `weeklySlots`).'],
   tools: ['@postsched/sdk/tools', 'Tool definitions for AI agents (function calling and MCP), read-only unless told otherwise (`postschedTools`).'],
   otel: ['@postsched/sdk/otel', 'The SDK in OpenTelemetry traces and metrics (`PostSchedInstrumentation`).'],
@@ -28,10 +28,10 @@ const GROUP_ORDER = ['Client', 'OAuth and tokens', 'Stores', 'Rate limits', 'Web
 /** Per module: group → names, the first ones first. Unlisted classes named `…Error` go to Errors. */
 const GROUPS = {
   '@postsched/sdk': {
-    Client: ['PostSched', 'UserClients', 'RateLimiter', 'PostSchedOptions', 'UserClientsOptions', 'RateLimiterOptions', 'RateLimiterLike', 'RateLimitEvent', 'RateLimitState', 'APIPromise', 'Paginator', 'Posts', 'Accounts', 'Media', 'Analytics', 'PostSchedOverrides', 'SDK_VERSION'],
+    Client: ['PostSched', 'UserClients', 'RateLimiter', 'PostSchedOptions', 'UserClientsOptions', 'KeepGrantsAliveOptions', 'KeepGrantsAliveResult', 'RateLimiterOptions', 'RateLimiterLike', 'RateLimitEvent', 'RateLimitState', 'APIPromise', 'Paginator', 'Posts', 'Accounts', 'Media', 'Analytics', 'PostSchedOverrides', 'SDK_VERSION'],
     Observability: ['REQUEST_CHANNEL', 'CALL_CHANNEL', 'WAIT_CHANNEL', 'RequestTrace', 'CallTrace', 'WaitTrace'],
     'OAuth and tokens': ['OAuthClient', 'TokenManager', 'OAuthClientOptions', 'TokenManagerOptions', 'TokenSet', 'Scope', 'SCOPES', 'AuthorizationRequest', 'CallbackChecks', 'AccessTokenProvider', 'TokenRefresher', 'Auth', 'DEFAULT_EXPIRES_IN_SECONDS'],
-    Stores: ['TokenStore', 'MemoryTokenStore', 'TokenStoreSetOptions', 'TokenStoreLockOptions'],
+    Stores: ['TokenStore', 'MemoryTokenStore', 'TokenStoreSetOptions', 'TokenStoreLockOptions', 'TokenSpace', 'GrantsOptions', 'GrantPage', 'GrantInfo', 'GrantStatus'],
     Errors: ['PostSchedError', 'APIError', 'OAuthCallbackErrorCode', 'OAuthResponseErrorCode', 'ReauthorizationReason', 'TokenStoreOperation', 'isOutcomeUnknown', 'OutcomeUnknown'],
     Schemas: ['PostSchema', 'AccountSchema', 'MediaItemSchema', 'PostAnalyticsSchema', 'CreatePostParamsSchema', 'UpdatePostParamsSchema'],
     Types: ['Post', 'Account', 'MediaItem', 'PostAnalytics', 'PostCreateParams', 'PostUpdateParams', 'PostListParams', 'PostStatus', 'PostStatusFilter', 'AccountListParams', 'MediaUploadParams', 'MediaUploadOptions', 'UploadFile', 'UploadProgress', 'NodeReadableLike', 'ListParams', 'Page', 'RequestOptions', 'WriteRequestOptions', 'RawRequestOptions', 'RawWriteOptions', 'RawListOptions', 'RawQuery', 'WithResponse', 'RateLimitInfo', 'HeadersInput', 'AppInfo', 'Logger', 'Hooks', 'RequestHookInfo', 'ResponseHookInfo', 'RetryHookInfo', 'FetchLike'],
@@ -47,14 +47,14 @@ const GROUPS = {
     Types: ['IssuedTokens', 'ClockOptions', 'FaultTarget', 'AfterCommit', 'RefreshPolicy', 'FakeGrant', 'MswHttpLike', 'MediaOptions', 'AppInput', 'AccountInput', 'WebhookEndpointInput', 'ConsentMode', 'WireProfile', 'RegisteredApp', 'FakePost', 'FakeAccount', 'FakeMediaItem', 'FakePostAnalytics', 'StoredMedia', 'WebhookEndpoint', 'WebhookEventType', 'WebhookDelivery', 'WebhookDeliveryOptions', 'SignedWebhookDelivery', 'WebhookFixtureOverrides', 'WebhookFixtures', 'SignWebhookOptions'],
   },
   '@postsched/sdk/redis': {
-    Stores: ['RedisTokenStore', 'RedisTokenStoreOptions', 'rotateTokenEncryption', 'RotateTokenEncryptionOptions', 'TokenRotationResult', 'EncryptionKey', 'EncryptionKeyring'],
+    Stores: ['RedisTokenStore', 'RedisTokenStoreOptions', 'RedisTokenSpace', 'RedisTokenSpaceOptions', 'GrantsOptions', 'GrantPage', 'GrantInfo', 'GrantStatus', 'rotateTokenEncryption', 'RotateTokenEncryptionOptions', 'TokenRotationResult', 'EncryptionKey', 'EncryptionKeyring'],
     'Rate limits': ['RedisRateLimiter', 'RedisRateLimiterOptions'],
     Webhooks: ['RedisWebhookDedupe', 'RedisWebhookDedupeOptions'],
     Errors: ['SharedTokenStoreError', 'SharedTokenStoreErrorCode', 'StoreFailureSite', 'StoredTokensProblem', 'WebhookDedupeOperation'],
     Types: ['RedisClientLike', 'IORedisClientLike', 'NodeRedisClientLike', 'NodeRedisClusterLike'],
   },
   '@postsched/sdk/postgres': {
-    Stores: ['PostgresTokenStore', 'PostgresTokenStoreOptions', 'createTokenTable', 'tokenTableSql', 'TokenTableOptions', 'rotateTokenEncryption', 'RotateTokenEncryptionOptions', 'TokenRotationResult', 'EncryptionKey', 'EncryptionKeyring'],
+    Stores: ['PostgresTokenStore', 'PostgresTokenStoreOptions', 'PostgresTokenTable', 'PostgresTokenTableOptions', 'GrantsOptions', 'GrantPage', 'GrantInfo', 'GrantStatus', 'createTokenTable', 'tokenTableSql', 'TokenTableOptions', 'rotateTokenEncryption', 'RotateTokenEncryptionOptions', 'TokenRotationResult', 'EncryptionKey', 'EncryptionKeyring'],
     Webhooks: ['PostgresWebhookDedupe', 'PostgresWebhookDedupeOptions', 'createWebhookDedupeTable', 'webhookDedupeTableSql', 'WebhookDedupeTableOptions'],
     Errors: ['SharedTokenStoreError', 'SharedTokenStoreErrorCode', 'StoreFailureSite', 'StoredTokensProblem', 'WebhookDedupeUnavailableError', 'WebhookDedupeOperation'],
     Types: ['PgPoolLike', 'PgResultLike'],

@@ -13,6 +13,7 @@ import { MemoryTokenStore } from './oauth/memory-token-store.js';
 import { TokenManager, type TokenManagerOptions } from './oauth/token-manager.js';
 import type { TokenRefresher, TokenSet, TokenStore } from './oauth/types.js';
 import type { RateLimiterLike, RateLimitState } from './http/rate-limiter.js';
+import type { KeepGrantsAliveOptions, KeepGrantsAliveResult, TokenSpace } from './store/grant-space.js';
 
 declare global {
   interface SymbolConstructor {
@@ -54,10 +55,14 @@ export interface UserClientsOptions {
    * process only, and the tokens are gone on restart: persist them with `onTokens`, and give a store when you run
    * more than one process.
    *
+   * Or a `PostgresTokenTable` / `RedisTokenSpace` (the stores of a whole table or key prefix, made with their shared
+   * options): the same stores, and `keepGrantsAlive()` besides.
+   *
    * @example
    * store: (userId) => new RedisTokenStore({ redis, key: `postsched:tokens:{${userId}}`, encryptionKey })
+   * // or: store: new RedisTokenSpace({ redis, encryptionKey })
    */
-  store?: (userId: string) => TokenStore;
+  store?: ((userId: string) => TokenStore) | TokenSpace;
   /**
    * Called with every TokenSet a user's store receives: the ones `connect()` stores, and each one a refresh
    * obtains (after the store wrote it, before the new access token is used). Awaited; if it throws, `connect()` or
@@ -131,6 +136,8 @@ class UserTokenManager extends TokenManager {
   reported = false;
   /** Whether the FinalizationRegistry of dropped managers watches this one. */
   watched = false;
+  /** TokenSets this manager obtained by refreshing (`keepGrantsAlive` tells its own refreshes from others'). */
+  refreshes = 0;
   client: PostSched | undefined;
 
   constructor(
@@ -219,6 +226,7 @@ export class UserClients {
   readonly #oauth: TokenRefresher;
   readonly #setup: ClientSetup;
   readonly #makeStore: ((userId: string) => TokenStore) | undefined;
+  readonly #space: TokenSpace | undefined;
   /** Without a `store` option: each connected user's MemoryTokenStore, never evicted (the only copy of the tokens). */
   readonly #memoryStores: Map<string, TokenStore> | undefined;
   readonly #onTokens: UserClientsOptions['onTokens'];
@@ -249,7 +257,9 @@ export class UserClients {
     // A manager as each user's will be: checks `oauth`, then refreshMarginMs, storeTimeoutMs and lockTimeoutMs.
     new TokenManager({ ...this.#managerOptions, oauth: options.oauth });
     this.#oauth = options.oauth;
-    this.#makeStore = optionalFunction(options.store, 'store');
+    const { store } = options;
+    this.#space = typeof (store as Partial<TokenSpace> | undefined)?.store === 'function' ? (store as TokenSpace) : undefined;
+    this.#makeStore = this.#space === undefined ? optionalFunction(store as ((userId: string) => TokenStore) | undefined, 'store') : (userId) => this.#space!.store(userId);
     this.#memoryStores = options.store === undefined ? new Map() : undefined;
     this.#onTokens = optionalFunction(options.onTokens, 'onTokens');
     this.#onReauthorizationRequired = optionalFunction(options.onReauthorizationRequired, 'onReauthorizationRequired');
@@ -370,6 +380,45 @@ export class UserClients {
     }
   }
 
+  /**
+   * Refreshes every grant of the `store` (a `PostgresTokenTable` or a `RedisTokenSpace`) not refreshed for
+   * `olderThanMs`, so that a refresh token the service ends when unused for weeks stays alive for users who do not
+   * come back for a while. Fleet-safe: run it from a cron or a worker loop in any number of processes at once: each due
+   * grant is claimed by one of them (Postgres `FOR UPDATE SKIP LOCKED`, a Redis index and a claim key), and refreshed
+   * through the user's `TokenManager` under the store's lock, once across the fleet. Each grant has its slot in the
+   * window (from a hash of the user's id), so the refreshes are spread evenly over it. Grants marked as needing
+   * reconnection are skipped (0 requests); one that fails is counted and the sweep goes on. `onTokens` and
+   * `onReauthorizationRequired` are called as for any refresh. docs/tokens.md, "Idle grants and the users to reconnect".
+   *
+   * @example
+   * // every minute, in each worker:
+   * const { refreshed, skipped, dead, failed } = await users.keepGrantsAlive({ olderThanMs: 7 * 86_400_000, concurrency: 4, signal })
+   */
+  keepGrantsAlive(options: KeepGrantsAliveOptions): Promise<KeepGrantsAliveResult> {
+    const space = this.#space;
+    if (this.#disposed) return Promise.reject(refusal('This UserClients was disposed: make a new one to keep grants alive.', []));
+    if (space?.sweep === undefined) {
+      return Promise.reject(refusal('keepGrantsAlive() needs the `store` option to be a PostgresTokenTable or a RedisTokenSpace (they list and claim the grants), not a function.', ['store']));
+    }
+    return space.sweep((userId, tokens) => this.#keepAlive(userId, tokens), options);
+  }
+
+  /** One due grant of the sweep: refreshed past `tokens` (read under the sweep's claim) by the user's manager. */
+  async #keepAlive(userId: string, tokens: TokenSet | undefined): Promise<'refreshed' | 'skipped' | 'dead'> {
+    if (tokens === undefined) return 'skipped';
+    // The cached manager, or one held weakly (never two in this process), without moving hot users out of the cache.
+    const user = this.#users.get(userId) ?? this.#dropped?.get(userId)?.deref() ?? this.#newUser(userId);
+    if (!this.#users.has(userId)) this.#drop(user);
+    const before = user.refreshes;
+    try {
+      await user.forceRefresh(tokens.accessToken);
+    } catch (error) {
+      if (error instanceof ReauthorizationRequiredError) return 'dead';
+      throw error;
+    }
+    return user.refreshes > before ? 'refreshed' : 'skipped';
+  }
+
   /** What `JSON.stringify` shows: counts only, never a user's tokens. */
   toJSON(): {
     /** How many users are cached. */
@@ -404,8 +453,12 @@ export class UserClients {
     if (store === undefined) invalidOption('store', "returned undefined (a missing `return`?): it must return the user's TokenStore.");
     const onTokens = this.#onTokens;
     const options: TokenManagerOptions = { ...this.#managerOptions, oauth: this.#oauth, store, userId };
-    if (onTokens !== undefined) options.onTokens = (tokens) => onTokens(userId, tokens);
-    return new UserTokenManager(options, userId, store, this.#owner);
+    options.onTokens = (tokens) => {
+      user.refreshes++;
+      return onTokens?.(userId, tokens);
+    };
+    const user = new UserTokenManager(options, userId, store, this.#owner);
+    return user;
   }
 
   /**

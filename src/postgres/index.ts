@@ -4,6 +4,8 @@
  * never imported, so it lands in no bundle.
  */
 export { PostgresTokenStore, type PostgresTokenStoreOptions } from './postgres-token-store.js';
+export { PostgresTokenTable, type PostgresTokenTableOptions } from './postgres-token-table.js';
+export type { GrantInfo, GrantPage, GrantsOptions, GrantStatus } from '../store/grant-space.js';
 export { rotateTokenEncryption, type RotateTokenEncryptionOptions } from './rotate-token-encryption.js';
 export type { TokenRotationResult } from '../store/token-rotation.js';
 export type { EncryptionKey, EncryptionKeyring } from '../store/token-cipher.js';

@@ -52,7 +52,7 @@ const OPTIONS = /* @__PURE__ */ optionNames<PostgresTokenStoreOptions>({
   pool: 0, key: 0, table: 0, encryptionKey: 0, lockTtlMs: 0, lockWaitMs: 0, statementTimeoutMs: 0,
 });
 
-const DEFAULT_STATEMENT_TIMEOUT_MS = 3_000;
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 3_000;
 const MAX_KEY_LENGTH = 512;
 
 /**

@@ -13,16 +13,22 @@ export const DEFAULT_TABLE = 'postsched_tokens';
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,39}$/;
 
 /** The checked table name: `{ name, quoted, index }`; anything else is a `ValidationError`. */
-export function tableName(table: unknown = DEFAULT_TABLE): { name: string; quoted: string; index: string } {
+export function tableName(table: unknown = DEFAULT_TABLE): { name: string; quoted: string; index: string; reconnectIndex: string } {
   const parts = typeof table === 'string' ? table.split('.') : [];
   if (parts.length === 0 || parts.length > 2 || !parts.every((part) => IDENTIFIER.test(part))) {
     invalidValue('table', table, ': give a table name of letters, digits and underscores (at most 40), optionally schema-qualified ("app.postsched_tokens").', ['table']);
   }
   const quoted = parts.map((part) => `"${part}"`).join('.');
-  return { name: table as string, quoted, index: `"${parts[parts.length - 1]}_refreshed_at_idx"` };
+  const last = parts[parts.length - 1];
+  return { name: table as string, quoted, index: `"${last}_refreshed_at_idx"`, reconnectIndex: `"${last}_needs_reconnect_idx"` };
 }
 
-/** `CREATE TABLE IF NOT EXISTS …` and its index: what `createTokenTable` runs, for an app's own migrations. */
+/**
+ * `CREATE TABLE IF NOT EXISTS …` and its indexes: what `createTokenTable` runs, for an app's own migrations. The
+ * `refreshed_at` index orders the sweep's claims (`keepGrantsAlive`); the partial one lists the grants that need
+ * reconnecting (`grants({ status: 'needs_reconnect' })`) without reading the others. Both `IF NOT EXISTS`: running it
+ * again on a table made before adds what is missing, and nothing else.
+ */
 export function tableSql(table: ReturnType<typeof tableName>): string {
   return `CREATE TABLE IF NOT EXISTS ${table.quoted} (
   key text PRIMARY KEY,
@@ -34,6 +40,7 @@ export function tableSql(table: ReturnType<typeof tableName>): string {
   lock_expires_at timestamptz
 );
 CREATE INDEX IF NOT EXISTS ${table.index} ON ${table.quoted} (refreshed_at);
+CREATE INDEX IF NOT EXISTS ${table.reconnectIndex} ON ${table.quoted} (key) WHERE needs_reconnect_reason IS NOT NULL;
 `;
 }
 
@@ -86,3 +93,4 @@ function makeStatements(table: string) {
       WHERE key = $1 AND tokens = $3`,
   };
 }
+

@@ -4,6 +4,8 @@
  * imported, so neither lands in any bundle.
  */
 export { RedisTokenStore, type RedisTokenStoreOptions } from './redis-token-store.js';
+export { RedisTokenSpace, type RedisTokenSpaceOptions } from './redis-token-space.js';
+export type { GrantInfo, GrantPage, GrantsOptions, GrantStatus } from '../store/grant-space.js';
 export { rotateTokenEncryption, type RotateTokenEncryptionOptions } from './rotate-token-encryption.js';
 export type { TokenRotationResult } from '../store/token-rotation.js';
 export type { EncryptionKey, EncryptionKeyring } from '../store/token-cipher.js';
