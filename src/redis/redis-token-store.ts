@@ -5,11 +5,12 @@
  */
 import { constructorOptions, integerOption, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
 import { checkWellFormedId } from '../core/well-formed-id.js';
-import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
+import type { ReauthorizationReason } from '../oauth/errors.js';
+import type { ReconnectMark, StoredGrant, TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { type Lease, lockTimes } from '../store/lease-lock.js';
 import { SharedTokenStoreError } from '../store/errors.js';
 import { StoredTokens, type StoreWrites } from '../store/stored-tokens.js';
-import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED } from './lock-scripts.js';
+import { EXTEND_LOCK, MARK_IF_UNCHANGED, RELEASE_LOCK, REMOVE_TOKENS, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED, WRITE_TOKENS } from './lock-scripts.js';
 import { RedisConnection, redisUnavailable, withHashTag, type RedisClientLike } from './redis-connection.js';
 import { type EncryptionKey, storeCipher } from '../store/token-cipher.js';
 
@@ -23,7 +24,8 @@ export interface RedisTokenStoreOptions {
    */
   redis: RedisClientLike;
   /**
-   * The Redis key holding this user's tokens, e.g. `postsched:tokens:user_42`. The lock lives at `${key}:lock`.
+   * The Redis key holding this user's tokens, e.g. `postsched:tokens:user_42`. The lock lives at `${key}:lock`, the
+   * mark of a dead grant (`getGrant`) at `${key}:reconnect`.
    * On Redis Cluster put a hash tag in it (`postsched:tokens:{user_42}`) so both keys share a slot: with a cluster
    * client a key without one is refused at construction, and a `CROSSSLOT` answer is a `SharedTokenStoreError` with
    * `code: 'cross_slot'`.
@@ -109,7 +111,7 @@ export class RedisTokenStore implements TokenStore {
     }
     const cipher = storeCipher(options.encryptionKey);
     this.#encrypted = cipher !== undefined;
-    this.#values = new StoredTokens({ store: 'redis', key, operation: 'get' }, cipher, new RedisCommands(this.#connection, key, this.#lockKey), { ttlMs, waitMs: lockWaitMs });
+    this.#values = new StoredTokens({ store: 'redis', key, operation: 'get' }, cipher, new RedisCommands(this.#connection, key, this.#lockKey, `${key}:reconnect`), { ttlMs, waitMs: lockWaitMs });
   }
 
   /** The Redis key of the tokens. */
@@ -134,6 +136,31 @@ export class RedisTokenStore implements TokenStore {
    */
   set(tokens: TokenSet, options?: TokenStoreSetOptions): Promise<boolean> {
     return this.#values.set(tokens, options);
+  }
+
+  /**
+   * The stored tokens and the mark of a dead grant (`${key}:reconnect`, JSON `{ reason, since }`), in one `MGET`. No
+   * `refreshedAt`: Redis keeps no write time.
+   */
+  getGrant(): Promise<StoredGrant> {
+    return this.#values.getGrant();
+  }
+
+  /**
+   * Called by `TokenManager` when the service refused the stored refresh token: sets `${key}:reconnect` (a Lua script)
+   * only while the key still holds `refused` and no mark stands; `true` when this call set it. Every write of tokens
+   * deletes it.
+   */
+  markReauthorizationRequired(reason: ReauthorizationReason, refused: TokenSet): Promise<boolean> {
+    return this.#values.mark(reason, refused);
+  }
+
+  /**
+   * Deletes the tokens (`users.disconnect`), leaving `${key}:reconnect` with reason `no_tokens`: a manager of another
+   * process never writes its copy back; the next `set` without `expectedRefreshToken` (a `connect`) clears it.
+   */
+  delete(): Promise<void> {
+    return this.#values.delete();
   }
 
   /**
@@ -188,27 +215,42 @@ class RedisCommands implements Lease, StoreWrites {
   readonly #connection: RedisConnection;
   readonly #key: string;
   readonly #lockKey: string;
+  readonly #markKey: string;
 
-  constructor(connection: RedisConnection, key: string, lockKey: string) {
+  constructor(connection: RedisConnection, key: string, lockKey: string, markKey: string) {
     this.#connection = connection;
     this.#key = key;
     this.#lockKey = lockKey;
+    this.#markKey = markKey;
   }
 
   read(): Promise<unknown> {
     return this.#connection.command('get', ['GET', this.#key]);
   }
 
+  async readGrant(): Promise<{ value: unknown; reconnect: ReconnectMark | undefined }> {
+    const [value, mark] = (await this.#connection.command('get', ['MGET', this.#key, this.#markKey])) as [unknown, unknown];
+    return { value, reconnect: parseMark(mark) };
+  }
+
   async writeIfUnchanged(current: string | null, value: string): Promise<boolean> {
-    return (await this.#connection.script('set', SET_IF_UNCHANGED, [this.#key], [current ?? '', value, current === null ? '1' : '0'])) === 1;
+    return (await this.#connection.script('set', SET_IF_UNCHANGED, [this.#key, this.#markKey], [current ?? '', value, current === null ? '1' : '0'])) === 1;
   }
 
   async write(value: string): Promise<void> {
-    await this.#connection.command('set', ['SET', this.#key, value]);
+    await this.#connection.script('set', WRITE_TOKENS, [this.#key, this.#markKey], [value]);
   }
 
   async writeIfOwner(value: string, owner: string): Promise<boolean> {
-    return (await this.#connection.script('set', SET_IF_LOCK_OWNER, [this.#lockKey, this.#key], [owner, value])) === 1;
+    return (await this.#connection.script('set', SET_IF_LOCK_OWNER, [this.#lockKey, this.#key, this.#markKey], [owner, value])) === 1;
+  }
+
+  async markIfUnchanged(current: string, mark: ReconnectMark): Promise<boolean> {
+    return (await this.#connection.script('set', MARK_IF_UNCHANGED, [this.#key, this.#markKey], [current, JSON.stringify(mark)])) === 1;
+  }
+
+  async remove(mark: ReconnectMark): Promise<void> {
+    await this.#connection.script('set', REMOVE_TOKENS, [this.#key, this.#markKey], [JSON.stringify(mark)]);
   }
 
   lockLost(): Error {
@@ -253,6 +295,17 @@ class RedisCommands implements Lease, StoreWrites {
   async look(): Promise<{ stored: unknown; held: boolean }> {
     const [stored, lock] = (await this.#connection.command('lock', ['MGET', this.#key, this.#lockKey])) as [unknown, unknown];
     return { stored, held: lock !== null && lock !== undefined };
+  }
+}
+
+/** The mark as stored (JSON `{ reason, since }`); anything else (a foreign value) is no mark. */
+function parseMark(stored: unknown): ReconnectMark | undefined {
+  if (stored === null || stored === undefined) return undefined;
+  try {
+    const { reason, since } = JSON.parse(String(stored)) as Partial<ReconnectMark>;
+    return typeof reason === 'string' && typeof since === 'number' ? { reason, since } : undefined;
+  } catch {
+    return undefined;
   }
 }
 
