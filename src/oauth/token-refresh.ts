@@ -241,7 +241,7 @@ export class TokenRefresh {
    */
   async #refresh(stored: TokenSet, options: { rejected: string | undefined; inLock: boolean; retried?: boolean; resent?: boolean }): Promise<TokenSet> {
     const { oauth, store, fresh } = this.#options;
-    if (stored.refreshToken === undefined) throw new ReauthorizationRequiredError('no_refresh_token');
+    if (stored.refreshToken === undefined) return this.#endGrant(stored, new ReauthorizationRequiredError('no_refresh_token'), options.rejected);
     // Refused before in this process, and still what the store holds (just read): never sent again.
     const refusedFor = refusedReason(oauth, stored.refreshToken);
     if (refusedFor !== undefined) return this.#endGrant(stored, new ReauthorizationRequiredError(refusedFor, { userClients: store.forUser }), options.rejected);

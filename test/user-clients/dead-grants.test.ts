@@ -97,6 +97,16 @@ describe('dead grants between two processes (UserClients over shared stores)', (
     }
   });
 
+  it('an expired access token without a refresh token is a dead grant too: reported once, marked no_refresh_token', async () => {
+    const rig = createRig();
+    const { processes, told, calls } = twoProcesses(rig);
+    const { refreshToken: _, ...tokens } = rig.tokensFor('alice');
+    await processes[0]!.connect('alice', tokens);
+    for (const p of [...processes, ...processes]) await expect(p.client('alice').accounts.list().toArray()).rejects.toMatchObject({ reason: 'no_refresh_token' });
+    expect({ told, calls: calls() }).toEqual({ told: [[0, 'alice', 'no_refresh_token']], calls: 0 });
+    expect(await processes[1]!.grantStatus('alice')).toMatchObject({ status: 'needs_reconnect', reason: 'no_refresh_token' });
+  });
+
   it('a store without marks (no getGrant) keeps the report per process', async () => {
     const rig = createRig();
     const memory = new Map<string, MemoryTokenStore>();
