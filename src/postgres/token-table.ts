@@ -53,8 +53,8 @@ function makeStatements(table: string) {
   return {
     get: `SELECT tokens FROM ${table} WHERE key = $1`,
     /** The tokens, the mark and when the tokens were written (epoch ms). */
-    getGrant: `SELECT tokens, needs_reconnect_reason AS reason, extract(epoch FROM needs_reconnect_since) * 1000 AS since,
-      extract(epoch FROM refreshed_at) * 1000 AS refreshed_at FROM ${table} WHERE key = $1`,
+    getGrant: `SELECT tokens, needs_reconnect_reason AS reason, floor(extract(epoch FROM needs_reconnect_since) * 1000) AS since,
+      floor(extract(epoch FROM refreshed_at) * 1000) AS refreshed_at FROM ${table} WHERE key = $1`,
     /** A waiter's look: the tokens, and whether the lock is held. */
     look: `SELECT tokens, (lock_owner IS NOT NULL AND lock_expires_at > now()) AS held FROM ${table} WHERE key = $1`,
     /** $2 value. A new sign-in replaces whatever is stored. */
