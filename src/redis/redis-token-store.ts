@@ -138,29 +138,19 @@ export class RedisTokenStore implements TokenStore {
     return this.#values.set(tokens, options);
   }
 
-  /**
-   * The stored tokens and the mark of a dead grant (`${key}:reconnect`, JSON `{ reason, since }`), in one `MGET`. No
-   * `refreshedAt`: Redis keeps no write time.
-   */
+  /** Deletes the tokens (`users.disconnect`), leaving `${key}:reconnect` (`no_tokens`): no process writes them back. */
+  delete(): Promise<void> {
+    return this.#values.delete();
+  }
+
+  /** The tokens and the mark of a dead grant (`${key}:reconnect`: `{ reason, since }`) in one `MGET`; no `refreshedAt`. */
   getGrant(): Promise<StoredGrant> {
     return this.#values.getGrant();
   }
 
-  /**
-   * Called by `TokenManager` when the service refused the stored refresh token: sets `${key}:reconnect` (a Lua script)
-   * only while the key still holds `refused` and no mark stands; `true` when this call set it. Every write of tokens
-   * deletes it.
-   */
+  /** Sets `${key}:reconnect` (a script) while the key holds `refused` and no mark stands: `true` when this call set it. */
   markReauthorizationRequired(reason: ReauthorizationReason, refused: TokenSet): Promise<boolean> {
     return this.#values.mark(reason, refused);
-  }
-
-  /**
-   * Deletes the tokens (`users.disconnect`), leaving `${key}:reconnect` with reason `no_tokens`: a manager of another
-   * process never writes its copy back; the next `set` without `expectedRefreshToken` (a `connect`) clears it.
-   */
-  delete(): Promise<void> {
-    return this.#values.delete();
   }
 
   /**
