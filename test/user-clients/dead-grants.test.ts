@@ -4,7 +4,7 @@
  * makes every call fail locally, reported once across both; `grantStatus`, `onReconnected`, `disconnect`.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MemoryTokenStore, OAuthClient, ReauthorizationRequiredError, TokenManager, type TokenRefresher, type TokenSet, type TokenStore, UserClients, type UserClientsOptions } from '@postsched/sdk';
+import { MemoryTokenStore, OAuthClient, OAuthError, ReauthorizationRequiredError, ValidationError, TokenManager, type TokenRefresher, type TokenSet, type TokenStore, UserClients, type UserClientsOptions } from '@postsched/sdk';
 import { createRig, type Rig } from './rig.js';
 import { checkMarks } from '../support/mark-contract.js';
 
@@ -144,5 +144,23 @@ describe('users.disconnect', () => {
     await expect(a.client('alice').accounts.list().toArray()).rejects.toMatchObject({ reason: 'no_tokens' });
     expect(await stores.get('alice')!.get()).toBeUndefined();
     expect({ tokenRequests: tokenRequests(), told }).toEqual({ tokenRequests: 0, told: [] });
+  });
+});
+
+describe('OAuthClient.revoke (RFC 7009)', () => {
+  it('sends nothing without a revocationEndpoint; with one, revokes the grant; a refused one is an OAuthError; a bad endpoint is refused', async () => {
+    const rig = createRig();
+    const app = rig.fake.registerApp({ redirectUris: ['https://app.example/callback'] });
+    const options = { baseUrl: rig.fake.baseUrl, clientId: app.clientId, clientSecret: app.clientSecret, redirectUri: 'https://app.example/callback', fetch: rig.fetch };
+    const tokens = rig.fake.issueTokenSet({ clientId: app.clientId });
+    expect(await new OAuthClient(options).revoke(tokens)).toBe(false);
+    expect(rig.fake.stats.requests['POST /oauth/revoke'] ?? 0).toBe(0);
+    expect(await new OAuthClient({ ...options, revocationEndpoint: `${rig.fake.baseUrl}/oauth/revoke` }).revoke(tokens)).toBe(true);
+    expect(rig.fake.grantOf(tokens.refreshToken!)?.revoked).toBe(true);
+    const refused = await new OAuthClient({ ...options, clientSecret: 'wrong', revocationEndpoint: '/oauth/revoke' }).revoke(tokens).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(OAuthError);
+    expect(refused).toMatchObject({ error: 'invalid_client' });
+    expect(String((refused as Error).message)).not.toContain(tokens.refreshToken);
+    expect(() => new OAuthClient({ ...options, revocationEndpoint: 'ftp://example.com/revoke' })).toThrow(ValidationError);
   });
 });
