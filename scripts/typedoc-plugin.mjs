@@ -28,7 +28,7 @@ const GROUP_ORDER = ['Client', 'OAuth and tokens', 'Stores', 'Rate limits', 'Web
 /** Per module: group → names, the first ones first. Unlisted classes named `…Error` go to Errors. */
 const GROUPS = {
   '@postsched/sdk': {
-    Client: ['PostSched', 'UserClients', 'RateLimiter', 'PostSchedOptions', 'UserClientsOptions', 'GrantStatus', 'RateLimiterOptions', 'RateLimitEvent', 'RateLimitState', 'APIPromise', 'Paginator', 'Posts', 'Accounts', 'Media', 'Analytics', 'PostSchedOverrides', 'SDK_VERSION'],
+    Client: ['PostSched', 'UserClients', 'RateLimiter', 'PostSchedOptions', 'UserClientsOptions', 'GrantStatus', 'RateLimiterOptions', 'RateLimiterLike', 'RateLimitEvent', 'RateLimitState', 'APIPromise', 'Paginator', 'Posts', 'Accounts', 'Media', 'Analytics', 'PostSchedOverrides', 'SDK_VERSION'],
     Observability: ['REQUEST_CHANNEL', 'CALL_CHANNEL', 'WAIT_CHANNEL', 'RequestTrace', 'CallTrace', 'WaitTrace'],
     'OAuth and tokens': ['OAuthClient', 'TokenManager', 'OAuthClientOptions', 'TokenManagerOptions', 'TokenSet', 'Scope', 'SCOPES', 'AuthorizationRequest', 'CallbackChecks', 'AccessTokenProvider', 'TokenRefresher', 'Auth', 'DEFAULT_EXPIRES_IN_SECONDS'],
     Stores: ['TokenStore', 'MemoryTokenStore', 'TokenStoreSetOptions', 'TokenStoreLockOptions', 'StoredGrant', 'ReconnectMark'],

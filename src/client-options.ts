@@ -7,7 +7,7 @@ import type { Auth } from './http/auth.js';
 import type { Hooks } from './http/hooks.js';
 import type { Logger } from './http/logger.js';
 import type { HeadersInput } from './http/options.js';
-import type { RateLimiter } from './http/rate-limiter.js';
+import type { RateLimiterLike } from './http/rate-limiter.js';
 
 /** Options of `new PostSched(…)`. */
 export interface PostSchedOptions extends Hooks {
@@ -37,7 +37,7 @@ export interface PostSchedOptions extends Hooks {
    * holding the same limiter: a `RateLimiter`, or a `RedisRateLimiter` (`@postsched/sdk/redis`) for every process. Default: one of its
    * own, shared with its `withOptions` copies. README, "Rate limits".
    */
-  rateLimiter?: RateLimiter;
+  rateLimiter?: RateLimiterLike;
   /** Gets one debug line per attempt (method, path, status, duration, retry); never headers or tokens. */
   logger?: Logger;
   /** Headers added to every request. `Authorization` is always the SDK's; a `User-Agent` here replaces the SDK's. */

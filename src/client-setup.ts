@@ -9,7 +9,7 @@ import type { PipelineConfig } from './http/options.js';
 import { userAgent } from './core/user-agent.js';
 import { checkOptions, integerOption, invalidOption, MAX_RETRIES, MAX_TIMEOUT_MS, optionalFunction, optionNames } from './core/invalid-option.js';
 import type { PostSchedOptions } from './client-options.js';
-import { RateLimiter } from './http/rate-limiter.js';
+import { RateLimiter, type RateLimiterLike } from './http/rate-limiter.js';
 
 /** The options of a client (without `auth`) and the pipeline settings made from them. */
 export interface ClientSetup {
@@ -46,7 +46,7 @@ export function setUpClient(given: Partial<PostSchedOptions>, of = 'new PostSche
   const headers = checkedHeaders(options.headers, 'headers');
   const { rateLimiter = new RateLimiter() } = options;
   // By shape, not instanceof: a RedisRateLimiter from another copy of the SDK (CJS beside ESM) is one too.
-  if (typeof (rateLimiter as Partial<RateLimiter> | null)?.take !== 'function') invalidOption('rateLimiter', 'must be a RateLimiter or a RedisRateLimiter.');
+  if (typeof (rateLimiter as Partial<RateLimiterLike> | null)?.take !== 'function') invalidOption('rateLimiter', 'must be a RateLimiter or a RedisRateLimiter.');
   const agent = userAgent(options.appInfo);
   if (agent !== undefined && !headers.has('user-agent')) headers.set('user-agent', agent);
   const config: PipelineConfig = {

@@ -27,7 +27,7 @@ export { APIPromise, type WithResponse } from './http/api-promise.js';
 export type { Hooks, RequestHookInfo, ResponseHookInfo, RetryHookInfo } from './http/hooks.js';
 export type { RawQuery, RawRequestOptions, RawWriteOptions } from './http/raw.js';
 export type { RateLimitInfo } from './core/rate-limit.js';
-export { RateLimiter, type RateLimiterOptions, type RateLimitEvent, type RateLimitState } from './http/rate-limiter.js';
+export { RateLimiter, type RateLimiterLike, type RateLimiterOptions, type RateLimitEvent, type RateLimitState } from './http/rate-limiter.js';
 export { CALL_CHANNEL, REQUEST_CHANNEL, WAIT_CHANNEL, type CallTrace, type RequestTrace, type WaitTrace } from './core/tracing.js';
 export { SDK_VERSION, type AppInfo } from './core/user-agent.js';
 export type { HeadersInput, RequestOptions, WriteRequestOptions } from './http/options.js';

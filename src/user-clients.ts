@@ -12,7 +12,7 @@ import { inspectAs } from './oauth/inspect.js';
 import { MemoryTokenStore } from './oauth/memory-token-store.js';
 import { TokenManager, type TokenManagerOptions } from './oauth/token-manager.js';
 import type { TokenRefresher, TokenSet, TokenStore } from './oauth/types.js';
-import type { RateLimiter, RateLimitState } from './http/rate-limiter.js';
+import type { RateLimiterLike, RateLimitState } from './http/rate-limiter.js';
 
 declare global {
   interface SymbolConstructor {
@@ -118,7 +118,7 @@ export interface UserClientsOptions {
    * (`@postsched/sdk/redis`) shares them with every process. Default: a `RateLimiter` of this `UserClients`, shared by all clients of a user in
    * this process. README, "Rate limits".
    */
-  rateLimiter?: RateLimiter;
+  rateLimiter?: RateLimiterLike;
 }
 
 const USER_CLIENTS_OPTIONS = /* @__PURE__ */ optionNames<UserClientsOptions>({

@@ -3,6 +3,7 @@
  * One base class (`PostSchedError`), `APIError` and one subclass per HTTP status family,
  * and the errors that happen before or without an HTTP answer (`ConnectionError`, `TimeoutError`,
  * `ValidationError`, `ResponseValidationError`). No error ever holds a token, secret, code or verifier.
+ * Their fields are `declare`d and set by the constructors, in the order declared: no field initializer is emitted.
  */
 import { PostSchedError } from './base-error.js';
 import { parseRateLimit, type RateLimitInfo } from './rate-limit.js';
@@ -21,13 +22,13 @@ export class APIError extends PostSchedError {
   /** @internal */
   static override readonly id: string = 'APIError';
   /** The HTTP status of the answer (`404`). */
-  readonly status: number;
+  declare readonly status: number;
   /** The answer's headers (response headers: they never include the request's `Authorization`). */
-  readonly headers: Headers;
+  declare readonly headers: Headers;
   /** The parsed JSON error body, the text when it was not JSON, or `undefined` when empty. */
-  readonly body: unknown;
+  declare readonly body: unknown;
   /** The `x-request-id` header, when the service sent one: quote it to the service's support. */
-  readonly requestId: string | undefined;
+  declare readonly requestId: string | undefined;
 
   constructor(status: number, body: unknown, headers: Headers, message?: string) {
     const requestId = headers.get('x-request-id') ?? undefined;
@@ -48,7 +49,7 @@ export class RedirectError extends APIError {
   /** @internal */
   static override readonly id: string = 'RedirectError';
   /** Where the service redirected to (`Location`, resolved against the request URL when relative). */
-  readonly location: string | undefined;
+  declare readonly location: string | undefined;
 
   constructor(status: number, body: unknown, headers: Headers, message?: string) {
     const location = headers.get('location') ?? undefined;
@@ -85,7 +86,7 @@ export class PermissionDeniedError extends APIError {
   /** @internal */
   static override readonly id: string = 'PermissionDeniedError';
   /** The scope the token lacks, when `WWW-Authenticate` names it (`posts:write`). */
-  readonly missingScope: string | undefined;
+  declare readonly missingScope: string | undefined;
 
   constructor(status: number, body: unknown, headers: Headers, message?: string) {
     const missingScope = parseInsufficientScope(headers.get('www-authenticate'));
@@ -129,11 +130,11 @@ export class RateLimitError extends APIError {
   /** @internal */
   static override readonly id: string = 'RateLimitError';
   /** How long the service asked to wait (`Retry-After` / `RateLimit-Reset`), in ms, when it said. */
-  readonly retryAfterMs: number | undefined;
+  declare readonly retryAfterMs: number | undefined;
   /** When the wait ends (`retryAfterMs` from when the error was made): the time to try again. */
-  readonly retryAt: Date | undefined;
+  declare readonly retryAt: Date | undefined;
   /** What the answer's `RateLimit-*` / `X-RateLimit-*` headers said (limit, remaining, reset), when it sent them. */
-  readonly rateLimit: RateLimitInfo | undefined;
+  declare readonly rateLimit: RateLimitInfo | undefined;
 
   constructor(status: number, body: unknown, headers: Headers, message?: string, retryAfterMs?: number) {
     super(
@@ -209,9 +210,9 @@ export class ResponseTooLargeError extends PostSchedError {
   /** @internal */
   static override readonly id: string = 'ResponseTooLargeError';
   /** The limit that was reached, in bytes. */
-  readonly limitBytes: number;
+  declare readonly limitBytes: number;
   /** The HTTP status of the answer whose body was too large. */
-  readonly status: number;
+  declare readonly status: number;
 
   constructor(limitBytes: number, status: number, hint = 'If the service really sends answers this large, raise the client\'s `maxResponseBytes`.') {
     super(`The answer (HTTP ${status}) is over ${limitBytes} bytes, the most the SDK reads. ${hint}`);
@@ -225,7 +226,7 @@ export class TimeoutError extends PostSchedError {
   /** @internal */
   static override readonly id: string = 'TimeoutError';
   /** The time-out that ran out, in ms. */
-  readonly timeoutMs: number;
+  declare readonly timeoutMs: number;
 
   constructor(timeoutMs: number, message?: string) {
     super(message ?? `The request timed out after ${timeoutMs} ms. Raise \`timeoutMs\` if the service is known to be slow.`);
@@ -243,7 +244,7 @@ export class ValidationError extends PostSchedError {
   /** @internal */
   static override readonly id: string = 'ValidationError';
   /** Where in the input the problem is: `['account_ids', 0]`; empty when it is the input as a whole. */
-  declare readonly path: ReadonlyArray<string | number>; // set by the constructor (`declare`: no field initializer emitted)
+  declare readonly path: ReadonlyArray<string | number>;
 
   constructor(message: string, path: ReadonlyArray<string | number> = []) {
     super(message);
@@ -259,9 +260,9 @@ export class ResponseValidationError extends PostSchedError {
   /** @internal */
   static override readonly id: string = 'ResponseValidationError';
   /** Where in the answer the unexpected value is: `['data', 3, 'id']`. */
-  readonly path: ReadonlyArray<string | number>;
+  declare readonly path: ReadonlyArray<string | number>;
   /** The answer's body as received. */
-  readonly body: unknown;
+  declare readonly body: unknown;
 
   constructor(message: string, path: ReadonlyArray<string | number>, body: unknown) {
     super(message);

@@ -5,7 +5,7 @@
 import type { BodySource } from './body.js';
 import type { Hooks } from './hooks.js';
 import type { Logger } from './logger.js';
-import type { RateLimiter } from './rate-limiter.js';
+import type { RateLimiterLike } from './rate-limiter.js';
 
 /**
  * What `new Headers(…)` takes. Not the DOM's `HeadersInit` name: @types/node declares `Headers` but not
@@ -94,5 +94,5 @@ export interface PipelineConfig {
   logger: Logger | undefined;
   hooks: Hooks;
   /** The backoff every client made from this setup shares (the given `rateLimiter`, else one of its own). */
-  rateLimiter: RateLimiter;
+  rateLimiter: RateLimiterLike;
 }

@@ -11,7 +11,8 @@
  *   not all at once. Each answer lowers what is left to what the service says (it counts what other clients sent).
  * With no limit stated, a spent quota (`RateLimit-Remaining: 0`) is a block, and the calls a block held go out spread
  * over up to one more wait. It also holds the retry budget of the clients that share it (`retry`, `refill`).
- * `RedisRateLimiter` (@postsched/sdk/redis) keeps all three in Redis for every process.
+ * The pipeline holds a limiter as a `RateLimiterLike`: `RedisRateLimiter` (@postsched/sdk/redis) is one too, holding a
+ * `RateLimiter` for this process's steps and keeping all three in Redis for every process around them.
  */
 import { invalidOption, optionalFunction } from '../core/invalid-option.js';
 import { parseRateLimit } from '../core/rate-limit.js';
@@ -59,7 +60,7 @@ export interface Turn {
   readonly spreadMs: number;
 }
 
-/** What an answer said about the key's limit, in ms from now; `undefined`: not said. @internal */
+/** What an answer (or Redis) said about the key's limit, in ms from now; `undefined`: not said. @internal */
 export interface RateLimitFacts {
   /** A 429 / 503's wait: a block. */
   blockMs?: number | undefined;
@@ -69,6 +70,36 @@ export interface RateLimitFacts {
   limit?: number | undefined;
   /** Other requests of the answered one's client on their way, when it took no turn (already left out of `remaining`). */
   sending?: number | undefined;
+  /** Said by Redis (`RedisRateLimiter`: another process's block or pacing), not by an answer: kept even for a key not limited here. */
+  redis?: boolean;
+  /** Redis's count of the key's quota window (its TAKE): this process's copy follows it (`limit` 0: Redis has none). */
+  quota?: { window: number; left: number; endMs: number; limit: number };
+}
+
+/**
+ * What the request pipeline (http/request.ts) asks of a rate limiter: what the `rateLimiter` option takes. A
+ * `RateLimiter`, or a `RedisRateLimiter` (`@postsched/sdk/redis`) for every process.
+ */
+export interface RateLimiterLike {
+  /** What `key`'s limit is now. */
+  state(key: string): RateLimitState;
+  /** The key of `userId`'s calls. @internal */
+  keyOf(userId: string): string;
+  /** How long calls for `key` must still wait, in ms; 0 when they may go. @internal */
+  waitMs(key: string): number;
+  /** A call's turn to send for `key` (a request of a quota window taken when it may go now). @internal */
+  take(key: string): Turn | Promise<Turn>;
+  /** A call starts (1) or ends (-1) waiting for `key`. @internal */
+  queue(key: string, change: 1 | -1): void;
+  /**
+   * What an answer said (`answerFacts`) for `key`, `window`: the quota window its request took a turn of (0: none).
+   * True when it set or extended a block; `undefined` when the key is not limited and nothing said limits it. @internal
+   */
+  learn(key: string, facts: RateLimitFacts, window: number): boolean | undefined;
+  /** Whether a retry may be sent: takes one from the budget; false (nothing taken) when it is empty. @internal */
+  retry(): boolean | Promise<boolean>;
+  /** An answer that is no failure to retry: gives a tenth of a retry back to the budget. @internal */
+  refill(): void;
 }
 
 /** The turn of a key nothing holds: the one object the happy path returns. @internal */
@@ -152,7 +183,11 @@ class KeyLimit {
    * (a reset is an upper bound: whole seconds, rounded up) but for a guessed one, which its first answer sets. True
    * when it set or extended a block.
    */
-  learn({ blockMs, remaining, resetMs, limit }: RateLimitFacts, window: number, now: number): boolean {
+  learn({ blockMs, remaining, resetMs, limit, quota }: RateLimitFacts, window: number, now: number): boolean {
+    if (quota !== undefined) {
+      this.#follow(quota.window, quota.left, now + quota.endMs, quota.limit, now);
+      return false;
+    }
     this.seen = now;
     let blocked = false;
     // Its request arrived in this window: the service counts it there. An answer after the window's end may be of a
@@ -166,7 +201,7 @@ class KeyLimit {
       if (this.limit === 0) {
         if (remaining === 0) blocked = this.#extend(end) || blocked; // no limit stated: a spent quota is a block
       } else if (this.#window === 0) {
-        this.follow(1, remaining, end, this.limit, now); // the first quota known
+        this.#follow(1, remaining, end, this.limit, now); // the first quota known
       } else if (window === this.#window || (window === 0 && !this.#guessed)) {
         if (this.#guessed || end < this.#end) this.#end = end;
         this.#guessed = false;
@@ -177,7 +212,7 @@ class KeyLimit {
   }
 
   /** Sets the quota window (Redis's, or the first one known). */
-  follow(window: number, left: number, end: number, limit: number, now: number): void {
+  #follow(window: number, left: number, end: number, limit: number, now: number): void {
     this.#window = window;
     this.#left = left;
     this.#sent = 0;
@@ -204,7 +239,7 @@ class KeyLimit {
  * const users = new UserClients({ oauth, baseUrl, rateLimiter })
  * users.rateLimit(userId) // { blockedUntil: Date | undefined, queued: number }
  */
-export class RateLimiter {
+export class RateLimiter implements RateLimiterLike {
   readonly #keys = new Map<string, KeyLimit>();
   readonly #key: RateLimiterOptions['key'];
   readonly #onRateLimit: RateLimiterOptions['onRateLimit'];
@@ -239,6 +274,11 @@ export class RateLimiter {
     return { blockedUntil: until > now ? new Date(until) : undefined, queued: entry?.queued ?? 0 };
   }
 
+  /** Whether this process paces `key` by a quota (a limit is known): `RedisRateLimiter` then takes its turns in Redis. @internal */
+  paced(key: string): boolean {
+    return (this.#keys.get(key)?.limit ?? 0) > 0;
+  }
+
   /** How long calls for `key` must still wait, in ms, as this process knows; 0 when they may go. @internal */
   waitMs(key: string): number {
     const now = Date.now();
@@ -249,7 +289,7 @@ export class RateLimiter {
    * A call's turn to send for `key`: at once (`GO`) unless a block holds the key, or its window's requests are all
    * taken; a request of a quota window is taken here. @internal
    */
-  take(key: string): Turn | Promise<Turn> {
+  take(key: string): Turn {
     const entry = this.#keys.get(key);
     if (entry === undefined) return GO;
     const turn = entry.take(Date.now());
@@ -277,55 +317,16 @@ export class RateLimiter {
   }
 
   /**
-   * What an answer for `key` says (see the file's comment), `window`: the quota window its request took a turn of
-   * (0: none), `sending`: how many other requests of its client are on their way. No rate-limit header, nothing to do:
-   * no entry is made for a key that is not limited. True when this answer set or extended a block. @internal
+   * What an answer (`answerFacts`) or Redis said for `key` (see the file's comment), `window`: the quota window its
+   * request took a turn of (0: none). No entry is made for a key that is not limited and that nothing said limits.
+   * True when it set or extended a block; `undefined` when nothing was applied. @internal
    */
-  learn(key: string, response: Response, window = 0, sending = 0): boolean {
-    const { status, headers } = response;
-    const blockMs = status === 429 || status === 503 ? retryAfterMs(headers) : undefined;
-    // Parsed only when a header of the kind is there: a Map miss on the happy path, no allocation.
-    const info = headers.has('ratelimit') || headers.has('ratelimit-remaining') || headers.has('x-ratelimit-remaining') ? parseRateLimit(headers) : undefined;
-    if (blockMs === undefined && info?.remaining === undefined && window === 0) return false;
-    // A request that took no turn: the same client's others on their way are not in its count yet.
-    const remaining = info?.remaining === undefined ? undefined : window === 0 ? Math.max(0, info.remaining - sending) : info.remaining;
-    const facts: RateLimitFacts = { blockMs, remaining, resetMs: info?.resetMs, limit: info?.limit || undefined, sending: window === 0 ? sending : 0 };
-    return window > 0 || this.#keys.has(key) || holds(facts) ? this.apply(key, facts, window) : false;
-  }
-
-  /** Blocks `key` for `ms` from now unless it already is for longer; then shares it (`RedisRateLimiter`). @internal */
-  block(key: string, ms: number): boolean {
-    return this.apply(key, { blockMs: ms }, 0);
-  }
-
-  /** Applies what an answer said to `key`, here; `RedisRateLimiter` shares it too. True when it set or extended a block. @internal */
-  protected apply(key: string, facts: RateLimitFacts, window: number): boolean {
-    return this.learnHere(key, facts, window);
-  }
-
-  /** What an answer said, applied to this process's state of `key` (`KeyLimit.learn`). @internal */
-  protected learnHere(key: string, facts: RateLimitFacts, window: number): boolean {
+  learn(key: string, facts: RateLimitFacts, window: number): boolean | undefined {
+    if (window === 0 && facts.redis !== true && !this.#keys.has(key) && !holds(facts)) return undefined;
     const entry = this.#entry(key);
     const blocked = entry.learn(facts, window, Date.now());
     this.#arm(key, entry);
     return blocked;
-  }
-
-  /** Whether this process paces `key` by a quota (a limit is known): `RedisRateLimiter` then takes turns in Redis. @internal */
-  protected paced(key: string): boolean {
-    return (this.#keys.get(key)?.limit ?? 0) > 0;
-  }
-
-  /**
-   * Sets this process's copy of `key`'s quota window to what Redis holds (`limit` 0: Redis has none, the key's calls
-   * go without a turn until an answer says otherwise), so that its calls wait here, with no command, while it is spent.
-   * @internal
-   */
-  protected follow(key: string, window: number, left: number, endMs: number, limit: number): void {
-    const entry = this.#entry(key);
-    const now = Date.now();
-    entry.follow(window, left, now + endMs, limit, now);
-    this.#arm(key, entry);
   }
 
   /**
@@ -367,6 +368,22 @@ export class RateLimiter {
     if (entry === undefined) this.#keys.set(key, (entry = new KeyLimit()));
     return entry;
   }
+}
+
+/**
+ * What an answer says about its key's limit (see the file's comment), `window`: the quota window its request took a
+ * turn of (0: none), `sending`: how many other requests of its client are on their way. `undefined`: nothing (no
+ * rate-limit header, and no turn to account for).
+ */
+export function answerFacts(response: Response, window: number, sending: number): RateLimitFacts | undefined {
+  const { status, headers } = response;
+  const blockMs = status === 429 || status === 503 ? retryAfterMs(headers) : undefined;
+  // Parsed only when a header of the kind is there: a Map miss on the happy path, no allocation.
+  const info = headers.has('ratelimit') || headers.has('ratelimit-remaining') || headers.has('x-ratelimit-remaining') ? parseRateLimit(headers) : undefined;
+  if (blockMs === undefined && info?.remaining === undefined && window === 0) return undefined;
+  // A request that took no turn: the same client's others on their way are not in its count yet.
+  const remaining = info?.remaining === undefined ? undefined : window === 0 ? Math.max(0, info.remaining - sending) : info.remaining;
+  return { blockMs, remaining, resetMs: info?.resetMs, limit: info?.limit || undefined, sending: window === 0 ? sending : 0 };
 }
 
 /** Whether an answer's facts hold a key that is not limited yet: a block, a spent quota, or at most ¾ of it left. */

@@ -40,7 +40,7 @@ import { withExtraBody, withExtraQuery } from './extra-fields.js';
 import { checkedHeaders, setChecked } from './headers.js';
 import { clientOption, READ_OPTIONS, WRITE_OPTIONS, type PipelineConfig, type RequestSpec, type WriteRequestOptions } from './options.js';
 import { RETRY_STATUS_CODES, retryDelay, type RetryRules } from './retry.js';
-import { GO, type RateLimiter, type Turn } from './rate-limiter.js';
+import { answerFacts, GO, type RateLimiterLike, type Turn } from './rate-limiter.js';
 
 /** A call without options: on a null prototype, as `checkOptions` gives them (`Object.prototype.timeoutMs` is no option). */
 const NO_OPTIONS: WriteRequestOptions = Object.freeze(Object.create(null));
@@ -219,7 +219,8 @@ export class Pipeline {
       this.#sending--;
     }
     const limiter = this.#config.rateLimiter;
-    call.blockedByThis = limiter.learn(this.#limitKey, response, call.window, this.#sending);
+    const facts = answerFacts(response, call.window, this.#sending);
+    call.blockedByThis = facts !== undefined && limiter.learn(this.#limitKey, facts, call.window) === true;
     if (!RETRY_STATUS_CODES.includes(response.status)) limiter.refill();
     return response;
   }
@@ -362,7 +363,7 @@ function jsonText(value: unknown, extraBody: unknown): string {
  * `maxRetryAfterMs`; else the wait (plus its random spread), then the turn asked again. Ended by the caller's signal;
  * counted in the key's `queued`. Resolves with the quota window of the turn taken.
  */
-async function waitTurn(limiter: RateLimiter, key: string, first: Turn | Promise<Turn>, call: Call<unknown>, origin: string): Promise<number> {
+async function waitTurn(limiter: RateLimiterLike, key: string, first: Turn | Promise<Turn>, call: Call<unknown>, origin: string): Promise<number> {
   const { signal, rules } = call;
   for (let turn = await first; ; turn = await limiter.take(key)) {
     const ms = turn.waitMs;

@@ -3,6 +3,7 @@
  * authorization code, a PKCE verifier or a token: not in the message, not in a property, not in `cause`
  * (oauth4webapi's own errors carry the callback parameters or the token response body in `cause`, so they
  * are mapped to these classes and never attached).
+ * Their fields are `declare`d and set by the constructors, in the order declared: no field initializer is emitted.
  */
 import { PostSchedError } from '../core/base-error.js';
 import { scrub as scrubText, scrubStoreMessage } from '../core/scrub.js';
@@ -21,13 +22,13 @@ export class OAuthError extends PostSchedError {
   /** @internal */
   static override readonly id: string = 'OAuthError';
   /** The RFC 6749 error code, e.g. `access_denied`, `invalid_grant`, `invalid_client`. */
-  readonly error: string;
+  declare readonly error: string;
   /** The server's human-readable explanation, when it gave one. */
-  readonly error_description: string | undefined;
+  declare readonly error_description: string | undefined;
   /** A page about the error, when the server gave one. */
-  readonly error_uri: string | undefined;
+  declare readonly error_uri: string | undefined;
   /** HTTP status of the token endpoint's answer; `undefined` for an error redirect. */
-  readonly status: number | undefined;
+  declare readonly status: number | undefined;
 
   constructor(
     details: { error: string; error_description?: string | undefined; error_uri?: string | undefined; status?: number | undefined },
@@ -75,7 +76,7 @@ export class ReauthorizationRequiredError extends OAuthError {
   /** @internal */
   static override readonly id: string = 'ReauthorizationRequiredError';
   /** Why the user must authorize again. */
-  readonly reason: ReauthorizationReason;
+  declare readonly reason: ReauthorizationReason;
 
   constructor(
     reason: ReauthorizationReason,
@@ -135,7 +136,7 @@ export class OAuthCallbackError extends PostSchedError {
   /** @internal */
   static override readonly id: string = 'OAuthCallbackError';
   /** Which check failed. */
-  readonly code: OAuthCallbackErrorCode;
+  declare readonly code: OAuthCallbackErrorCode;
 
   constructor(code: OAuthCallbackErrorCode, message: string) {
     super(message);
@@ -165,9 +166,9 @@ export class OAuthResponseError extends PostSchedError {
   /** @internal */
   static override readonly id: string = 'OAuthResponseError';
   /** What was wrong with the answer. */
-  readonly code: OAuthResponseErrorCode;
+  declare readonly code: OAuthResponseErrorCode;
   /** The HTTP status of the token endpoint's answer. */
-  readonly status: number;
+  declare readonly status: number;
 
   constructor(code: OAuthResponseErrorCode, status: number, message: string) {
     super(message);
@@ -206,7 +207,7 @@ export class TokenStoreError extends PostSchedError {
   /** @internal */
   static override readonly id: string = 'TokenStoreError';
   /** The store method (or `onTokens`) that failed. */
-  readonly operation: TokenStoreOperation;
+  declare readonly operation: TokenStoreOperation;
 
   /**
    * `knownSecrets`: the token values at hand, scrubbed from the original message in case it echoes them.

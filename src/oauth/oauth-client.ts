@@ -93,14 +93,15 @@ export interface CallbackChecks {
  * const tokens = await oauth.exchangeCode(new URL(req.url, 'https://app.example'), session.oauth)
  */
 export class OAuthClient {
+  // The public fields are `declare`d (no field initializer emitted) and set by the constructor, in this order.
   /** The validated base URL, without a trailing slash. */
-  readonly baseUrl: string;
+  declare readonly baseUrl: string;
   /** The registered app's client_id. */
-  readonly clientId: string;
+  declare readonly clientId: string;
   /** The callback address sent as `redirect_uri`. */
-  readonly redirectUri: string;
+  declare readonly redirectUri: string;
   /** The time-out of one token request, in ms (`timeoutMs`): a store's lock outlives a refresh in flight by this. */
-  readonly timeoutMs: number;
+  declare readonly timeoutMs: number;
   // The secret lives only inside oauth4webapi's ClientSecretPost closure, held in a private field.
   readonly #clientAuth: oauth.ClientAuth;
   /** Kept only to cut it out of any server text the SDK quotes. */
@@ -114,14 +115,15 @@ export class OAuthClient {
     const base = checkBaseUrl(options.baseUrl);
     requireString(options.clientId, 'clientId');
     requireString(options.clientSecret, 'clientSecret');
-    this.redirectUri = checkRedirectUri(options.redirectUri);
+    const redirectUri = checkRedirectUri(options.redirectUri);
     if (options.issuer !== undefined) requireString(options.issuer, 'issuer');
     const timeoutMs = integerOption(options.timeoutMs, 'timeoutMs', DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
     optionalFunction(options.fetch, 'fetch');
 
     this.baseUrl = base.href;
-    this.timeoutMs = timeoutMs;
     this.clientId = options.clientId;
+    this.redirectUri = redirectUri;
+    this.timeoutMs = timeoutMs;
     this.#clientSecret = options.clientSecret;
     this.#clientAuth = oauth.ClientSecretPost(options.clientSecret); // spec 4.2: client_id + client_secret as form fields
     this.#as = {

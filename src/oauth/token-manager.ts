@@ -100,8 +100,8 @@ const TOKEN_MANAGER_OPTIONS = /* @__PURE__ */ optionNames<TokenManagerOptions>({
  * await fetch(url, { headers: { authorization: `Bearer ${token}` } })
  */
 export class TokenManager implements AccessTokenProvider {
-  /** How long before expiry a token is refreshed, in ms. */
-  readonly refreshMarginMs: number;
+  /** How long before expiry a token is refreshed, in ms (set by the constructor: `declare`, no field initializer emitted). */
+  declare readonly refreshMarginMs: number;
   /** The token handed out and until when: all the hot path reads. */
   readonly #fresh: FreshToken;
   /** The store's calls, bounded and checked (no state). */

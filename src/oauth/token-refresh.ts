@@ -15,8 +15,6 @@ import type { Known, TokenStoreAdapter } from './token-store-adapter.js';
 import { copyTokenSet, sameTokens } from './token-set.js';
 import type { StoredGrant, TokenRefresher, TokenSet } from './types.js';
 
-/** The bound of a refresh whose refresher does not tell its own (`TokenRefresher.timeoutMs`): OAuthClient's default. */
-const DEFAULT_REFRESH_BOUND_MS = 30_000;
 /** The longest pause between two tries of a save inside the lock: a live holder's next try comes sooner. */
 const SAVE_RETRY_MAX_MS = 1_000;
 /**
@@ -172,7 +170,7 @@ export class TokenRefresh {
    * whether the lock was taken over from a holder that never released it (`onTakeover`): its refresh's outcome is unknown.
    */
   async #withLock(run: (resent: boolean) => Promise<TokenSet>, whileWaiting: (stored: TokenSet | undefined) => TokenSet | undefined): Promise<TokenSet> {
-    const { store, lockTimeoutMs, storeTimeoutMs, oauth } = this.#options;
+    const { store, lockTimeoutMs, storeTimeoutMs } = this.#options;
     let abandoned = false;
     let outcome: Promise<TokenSet> | undefined;
     let started!: () => void;
@@ -191,9 +189,6 @@ export class TokenRefresh {
       },
       {
         whileWaiting: (stored) => (abandoned ? undefined : whileWaiting(stored)),
-        // The lease outlives the refresh (sent twice at most: `#send`) and its save even in a process that stops
-        // running meanwhile (no extension).
-        leaseMs: 2 * (oauth.timeoutMs ?? DEFAULT_REFRESH_BOUND_MS) + storeTimeoutMs,
         // A holder whose lease lapsed while its save was failing (its store down past the lease) retries the save
         // at least every SAVE_RETRY_MAX_MS, each try bounded by storeTimeoutMs: its tokens are waited for that long.
         pendingSaveMs: storeTimeoutMs + SAVE_RETRY_MAX_MS,

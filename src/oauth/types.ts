@@ -127,19 +127,12 @@ export interface TokenStoreLockOptions<T> {
    */
   whileWaiting?: (stored: TokenSet | undefined) => T | undefined;
   /**
-   * For a store whose lock is a lease that expires (`lockTtlMs`): how long `fn` may go on without its process running
-   * at all (starved of CPU, paused), in ms. The lease then lasts at least this long from when it is taken and from each
-   * extension. The manager passes the bound of the refresh inside (the token request's time-out, plus `storeTimeoutMs`
-   * for its save): a lease that expired under a refresh in flight would let another process refresh with the refresh
-   * token being replaced, which the service refuses.
-   */
-  leaseMs?: number;
-  /**
    * For a store whose lock is a lease that expires: when the lease is taken from a holder whose lease expired without
    * being released (its process stalled or died, or its store was down past the lease while it saved refreshed tokens),
-   * how long to watch the tokens (`whileWaiting`) for that holder's save before running `fn`, in ms. The holder's
-   * refresh may have rotated the refresh token the store still holds: refreshing with it at once could get the
-   * grant revoked. The manager passes `storeTimeoutMs` + 1 s (a live holder retries its save at least every second).
+   * how long to watch the tokens (`whileWaiting`) for that holder's save before running `fn`, in ms (the stores of
+   * the SDK: one lease at most). The holder's refresh may have rotated the refresh token the store still holds:
+   * refreshing with it at once could get the grant revoked. The manager passes `storeTimeoutMs` + 1 s (a live holder
+   * retries its save at least every second).
    */
   pendingSaveMs?: number;
   /**
@@ -166,7 +159,10 @@ export interface AccessTokenProvider {
 export interface TokenRefresher {
   /** Exchanges the refresh token in `previous` for a new TokenSet (see `OAuthClient.refresh`). */
   refresh(previous: TokenSet): Promise<TokenSet>;
-  /** The longest a refresh can take, in ms (`OAuthClient`'s `timeoutMs`); 30 000 when not given. */
+  /**
+   * The longest a refresh can take, in ms (`OAuthClient`'s `timeoutMs`).
+   * @deprecated Not read any more: a store's lock no longer lasts a refresh's bound (see the stores' `lockTtlMs`).
+   */
   readonly timeoutMs?: number;
   /**
    * Optional: revokes the grant of `tokens` at the service (`OAuthClient.revoke`, RFC 7009), `users.disconnect()` calls

@@ -34,9 +34,9 @@ export interface PostgresTokenStoreOptions {
    */
   encryptionKey: EncryptionKey | 'none' | undefined;
   /**
-   * Expiry of the row's lock, in ms: how long a holder that died blocks the others. A live holder extends it every
-   * `lockTtlMs / 3`; while `TokenManager` refreshes inside it, it lasts at least the refresh's bound (`leaseMs`: token
-   * request time-out + `storeTimeoutMs`), so a process starved mid-refresh keeps it. Default 10 000.
+   * Expiry of the row's lock, in ms: how long a holder that stops running (killed, or frozen) blocks the others. A
+   * live holder extends it every `lockTtlMs / 3`. Short, a killed holder's user is refreshed again inside a service's
+   * overlap window; long, a frozen one keeps the lock (see `RedisTokenStoreOptions.lockTtlMs`). Default 3 000.
    */
   lockTtlMs?: number;
   /** How long `lock()` waits for another holder before failing (`code: 'lock_timeout'`), in ms. Default 45 000. */

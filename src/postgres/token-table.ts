@@ -71,14 +71,15 @@ function makeStatements(table: string) {
     /** $2 value, $3 owner: written only while the lock is still that holder's. */
     setIfLockOwner: `UPDATE ${table} SET tokens = $2, ${written} WHERE key = $1 AND lock_owner = $3 AND lock_expires_at > now()`,
     /**
-     * $2 owner, $3 TTL in ms: takes the lock when it is free or expired (the row is made if missing). `expired`: the
-     * lease before was never released (a release clears `lock_owner`), read from the statement's snapshot.
+     * $2 owner, $3 TTL in ms: takes the lock when it is free, expired or already $2's (a take sent again), making the
+     * row if missing. `expired`: the lease before was never released (a release clears `lock_owner`), read from the
+     * statement's snapshot.
      */
     take: `WITH before AS (SELECT lock_owner FROM ${table} WHERE key = $1)
       INSERT INTO ${table} AS t (key, lock_owner, lock_expires_at) VALUES ($1, $2, ${lease})
       ON CONFLICT (key) DO UPDATE SET lock_owner = excluded.lock_owner, lock_expires_at = excluded.lock_expires_at
-      WHERE t.lock_owner IS NULL OR t.lock_expires_at <= now()
-      RETURNING EXISTS (SELECT 1 FROM before WHERE lock_owner IS NOT NULL) AS expired`,
+      WHERE t.lock_owner IS NULL OR t.lock_owner = $2 OR t.lock_expires_at <= now()
+      RETURNING EXISTS (SELECT 1 FROM before WHERE lock_owner <> $2) AS expired`,
     /** $2 owner, $3 TTL in ms. */
     extend: `UPDATE ${table} SET lock_expires_at = ${lease} WHERE key = $1 AND lock_owner = $2 AND lock_expires_at > now()`,
     /** $2 owner. */

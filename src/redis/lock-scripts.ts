@@ -1,11 +1,28 @@
 /**
- * The Lua scripts of the Redis parts: the token lock's release, extension and lock-guarded write (RedisTokenStore),
+ * The Lua scripts of the Redis parts: the token lock's take, release, extension and lock-guarded write (RedisTokenStore),
  * the compare-and-set of a stored value (RedisTokenStore's `set`, rotateTokenEncryption), and the release of a
  * webhook claim (RedisWebhookDedupe, the claim id as owner). A script runs atomically on the server, so "is the lock
  * still mine" and the action it guards cannot be split by another client (the single-instance pattern of the Redis
  * docs, https://redis.io/docs/latest/develop/use/patterns/distributed-locks/).
  */
 import { defineScript } from './redis-connection.js';
+
+/**
+ * Take: the lock when free, or already ours (a take whose answer was lost and that the client sent again after a
+ * reconnect, as ioredis does by default: its first copy took the lock), and the note of the lease before it.
+ * KEYS[1] lock key, KEYS[2] holder note; ARGV[1] owner token, ARGV[2] TTL in ms, ARGV[3] the note's TTL in ms.
+ * Returns 0 when held by another, 1 when taken from a released lease, 2 when from one that expired unreleased (its
+ * note, which a release deletes, is still there).
+ */
+export const TAKE_LOCK = defineScript(`
+if not redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then
+  if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+local before = redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[3], 'GET')
+if before and before ~= ARGV[1] then return 2 end
+return 1
+`);
 
 /**
  * Release: delete the lock only if it still holds our owner token (a plain DEL would free a lock that expired and

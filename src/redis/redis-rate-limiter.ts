@@ -1,5 +1,5 @@
 /**
- * `RedisRateLimiter`: the `RateLimiter` of the main entry, its blocks and quota windows kept in Redis (or a Redis
+ * `RedisRateLimiter`: the `RateLimiter` of the main entry (held for this process's steps), its blocks and quota windows kept in Redis (or a Redis
  * Cluster) for every process. A key's state is one hash `<prefix>:{<key>}`, with Redis's own clock in its scripts and
  * a relative expiry (the hosts' clocks do not matter): LEARN applies an answer, TAKE takes a turn, each the same steps
  * as the in-process limiter. A new or longer block, or a key newly paced, is PUBLISHed on `<prefix>`: each process
@@ -12,7 +12,7 @@
  * hands over the answers this process counted since its last (no command per successful call).
  */
 import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
-import { MAX_BLOCK_MS, RateLimiter, RETRY_BUDGET, type RateLimiterOptions, type RateLimitFacts, type Turn } from '../http/rate-limiter.js';
+import { MAX_BLOCK_MS, RateLimiter, RETRY_BUDGET, type RateLimiterLike, type RateLimiterOptions, type RateLimitFacts, type RateLimitState, type Turn } from '../http/rate-limiter.js';
 import { defineScript, RedisConnection, type RedisClientLike } from './redis-connection.js';
 
 /** Options of `new RedisRateLimiter(...)`. */
@@ -125,7 +125,9 @@ interface Subscriber {
  * // on shutdown
  * await rateLimiter.close()
  */
-export class RedisRateLimiter extends RateLimiter {
+export class RedisRateLimiter implements RateLimiterLike {
+  /** This process's state, turns and budget: Redis's steps go around its. */
+  readonly #local: RateLimiter;
   readonly #connection: RedisConnection<'share'>;
   readonly #prefix: string;
   readonly #subscriber: Subscriber | undefined;
@@ -136,7 +138,7 @@ export class RedisRateLimiter extends RateLimiter {
 
   constructor(options: RedisRateLimiterOptions) {
     const checked = checkOptions(options, OPTIONS, 'new RedisRateLimiter()');
-    super(checked);
+    this.#local = new RateLimiter(checked);
     const { prefix = 'postsched:ratelimit' } = checked;
     if (typeof prefix !== 'string' || prefix === '') invalidOption('prefix', 'must be a non-empty string.');
     this.#prefix = prefix;
@@ -158,25 +160,46 @@ export class RedisRateLimiter extends RateLimiter {
     await (subscriber?.destroy ?? subscriber?.disconnect)?.call(subscriber);
   }
 
+  /** What `key`'s limit is now, as this process knows it. */
+  state(key: string): RateLimitState {
+    return this.#local.state(key);
+  }
+
+  /** @internal */
+  keyOf(userId: string): string {
+    return this.#local.keyOf(userId);
+  }
+
+  /** @internal */
+  waitMs(key: string): number {
+    return this.#local.waitMs(key);
+  }
+
+  /** @internal */
+  queue(key: string, change: 1 | -1): void {
+    this.#local.queue(key, change);
+  }
+
   /**
    * A paced key's turn is taken in Redis (one command), unless this process already knows its calls must wait; any
    * other key's here, with no command. Redis down or slow (a TAKE failed, within `commandTimeoutMs`): this process's
    * own turns for `REDIS_PAUSE_MS`, then Redis is asked again (fail open: never a failed call, nor a wait per call).
    * @internal
    */
-  override take(key: string): Turn | Promise<Turn> {
-    if (!this.paced(key) || this.waitMs(key) > 0 || Date.now() < this.#pausedUntil) return super.take(key);
+  take(key: string): Turn | Promise<Turn> {
+    const local = this.#local;
+    if (!local.paced(key) || local.waitMs(key) > 0 || Date.now() < this.#pausedUntil) return local.take(key);
     return this.#connection.script('share', TAKE, [this.#stateKey(key)], []).then(
       (reply) => {
         const [waitMs, window, limit, left, endMs] = Array.isArray(reply) ? reply.map(Number) : [];
-        if (![waitMs, window, limit, left, endMs].every(Number.isFinite)) return super.take(key);
+        if (![waitMs, window, limit, left, endMs].every(Number.isFinite)) return local.take(key);
         // Known here from now on: while the window is spent, the calls that follow wait without asking Redis.
-        this.follow(key, window!, left!, endMs!, limit!);
+        this.#local.learn(key, { redis: true, quota: { window: window!, left: left!, endMs: endMs!, limit: limit! } }, 0);
         return waitMs! > 0 ? { waitMs: waitMs!, window: 0, spreadMs: 0 } : { waitMs: 0, window: window!, spreadMs: 0 };
       },
       () => {
         this.#pausedUntil = Date.now() + REDIS_PAUSE_MS;
-        return super.take(key);
+        return local.take(key);
       },
     );
   }
@@ -186,37 +209,43 @@ export class RedisRateLimiter extends RateLimiter {
    * refills since the last); Redis down or slow: from this process's own budget for `REDIS_PAUSE_MS` (fail open).
    * @internal
    */
-  override retry(): boolean | Promise<boolean> {
-    if (Date.now() < this.#pausedUntil) return super.retry();
+  retry(): boolean | Promise<boolean> {
+    if (Date.now() < this.#pausedUntil) return this.#local.retry();
     const refills = this.#refills;
     this.#refills = 0;
     return this.#connection.script('share', RETRY, [`${this.#prefix}:retry-budget`], [String(refills), String(RETRY_BUDGET)]).then(
       (taken) => Number(taken) === 1,
       () => {
         this.#pausedUntil = Date.now() + REDIS_PAUSE_MS;
-        return super.retry();
+        return this.#local.retry();
       },
     );
   }
 
   /** An answer: counted here, given to Redis with the next retry (no command per call). @internal */
-  override refill(): void {
-    super.refill();
+  refill(): void {
+    this.#local.refill();
     if (this.#refills < RETRY_BUDGET) this.#refills++;
   }
 
-  /** What an answer said, here and in Redis for every process. @internal */
-  protected override apply(key: string, facts: RateLimitFacts, window: number): boolean {
-    const blocked = this.learnHere(key, facts, window);
+  /** What an answer said, here and, when it was kept here, in Redis for every process. @internal */
+  learn(key: string, facts: RateLimitFacts, window: number): boolean | undefined {
+    const blocked = this.#local.learn(key, facts, window);
+    if (blocked === undefined || facts.redis === true) return blocked;
     const { blockMs = 0, remaining = -1, resetMs = -1, limit = 0, sending = 0 } = facts;
     // Whole numbers for Lua: the waits at most a day, the counts at most 15 digits (core/rate-limit.ts).
     const args = [Math.min(blockMs, MAX_BLOCK_MS), remaining, Math.min(resetMs, MAX_BLOCK_MS), limit].map((n) => String(Math.ceil(n)));
     this.#connection.script('share', LEARN, [this.#stateKey(key)], [...args, String(window), this.#prefix, key, String(sending)]).then(
       // Another process's block is longer: hold to it.
-      (storedMs) => typeof storedMs === 'number' && storedMs > blockMs && this.learnHere(key, { blockMs: storedMs }, 0),
+      (storedMs) => typeof storedMs === 'number' && storedMs > blockMs && this.#local.learn(key, { blockMs: storedMs, redis: true }, 0),
       () => undefined,
     );
     return blocked;
+  }
+
+  /** Blocks `key` for `ms` from now unless it already is for longer, here and in Redis. @internal */
+  block(key: string, ms: number): boolean {
+    return this.learn(key, { blockMs: ms }, 0) === true;
   }
 
   #stateKey(key: string): string {
@@ -232,7 +261,7 @@ export class RedisRateLimiter extends RateLimiter {
       try {
         const [key, blockMs, limit, windowMs] = JSON.parse(message) as unknown[];
         if (typeof key !== 'string' || ![blockMs, limit, windowMs].every((n) => typeof n === 'number' && n >= 0)) return;
-        this.learnHere(key, { blockMs: blockMs as number, limit: (limit as number) || undefined, resetMs: (windowMs as number) || undefined }, 0);
+        this.#local.learn(key, { blockMs: (blockMs as number) || undefined, limit: (limit as number) || undefined, resetMs: (windowMs as number) || undefined, redis: true }, 0);
       } catch {
         // not one of ours
       }

@@ -10,7 +10,7 @@ import type { ReconnectMark, StoredGrant, TokenSet, TokenStore, TokenStoreLockOp
 import { type Lease, lockTimes } from '../store/lease-lock.js';
 import { SharedTokenStoreError } from '../store/errors.js';
 import { StoredTokens, type StoreWrites } from '../store/stored-tokens.js';
-import { EXTEND_LOCK, MARK_IF_UNCHANGED, RELEASE_LOCK, REMOVE_TOKENS, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED, WRITE_TOKENS } from './lock-scripts.js';
+import { EXTEND_LOCK, MARK_IF_UNCHANGED, RELEASE_LOCK, REMOVE_TOKENS, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED, TAKE_LOCK, WRITE_TOKENS } from './lock-scripts.js';
 import { RedisConnection, redisUnavailable, withHashTag, type RedisClientLike } from './redis-connection.js';
 import { type EncryptionKey, storeCipher } from '../store/token-cipher.js';
 
@@ -32,11 +32,11 @@ export interface RedisTokenStoreOptions {
    */
   key: string;
   /**
-   * Expiry of the lock, in ms: how long a holder that died (SIGKILL, crash, lost network) blocks the others.
-   * A live holder extends its lock every `lockTtlMs / 3`, so a slow token refresh keeps it; one whose event
-   * loop stalls past this loses it, and its `set()` then fails (`code: 'lock_lost'`). While `TokenManager` refreshes
-   * inside it, the lock lasts at least the refresh's bound (token request time-out + `storeTimeoutMs`: its `leaseMs`),
-   * so a process starved mid-refresh keeps it. Default 10 000.
+   * Expiry of the lock, in ms: how long a holder that stops running (killed, or frozen: SIGSTOP, a GC pause) blocks
+   * the others. A live holder extends its lock every `lockTtlMs / 3`, so a slow token refresh keeps it. The trade-off
+   * (docs/tokens.md, "A holder killed or frozen mid-refresh"): short, a killed holder's user is refreshed again inside
+   * a service's overlap window; long (above the token request's time-out, twice, + `storeTimeoutMs`), a holder frozen
+   * mid-refresh keeps the lock, which matters under strict rotation. Default 3 000.
    */
   lockTtlMs?: number;
   /**
@@ -263,15 +263,8 @@ class RedisCommands implements Lease, StoreWrites {
   }
 
   async take(owner: string, ttlMs: number): Promise<boolean | 'expired'> {
-    if ((await this.#connection.command('lock', ['SET', this.#lockKey, owner, 'PX', String(ttlMs), 'NX'])) !== 'OK') return false;
-    // The lease is ours. Its note (`SET … GET`, Redis 6.2+) says whether the lease before it was released: a release
-    // deletes it. Not atomic with the take, and need not be: a taker that dies in between never refreshed.
-    try {
-      const before = await this.#connection.command('lock', ['SET', `${this.#lockKey}:holder`, owner, 'PX', String(HOLDER_NOTE_TTL_MS), 'GET']);
-      return before === null || before === undefined ? true : 'expired';
-    } catch {
-      return true; // the store failed right after the take: what follows fails too, and the lease is released
-    }
+    const taken = await this.#connection.script('lock', TAKE_LOCK, [this.#lockKey, `${this.#lockKey}:holder`], [owner, String(ttlMs), String(HOLDER_NOTE_TTL_MS)]);
+    return taken === 2 ? 'expired' : taken === 1;
   }
 
   async extend(owner: string, ttlMs: number): Promise<boolean> {

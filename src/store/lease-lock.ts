@@ -15,10 +15,13 @@ import { integerOption, MAX_TIMEOUT_MS } from '../core/invalid-option.js';
 import { sleep } from '../core/time-bound.js';
 import type { TokenSet, TokenStoreLockOptions } from '../oauth/types.js';
 
-/** The stores' `lockTtlMs` and `lockWaitMs`, checked: 10 s and 45 s by default. */
+/**
+ * The stores' `lockTtlMs` and `lockWaitMs`, checked: 3 s and 45 s by default. The lease is a heartbeat: a holder that
+ * stops running (killed, or frozen) is taken over about `lockTtlMs` later, well inside a service's overlap window.
+ */
 export function lockTimes(options: { lockTtlMs?: unknown; lockWaitMs?: unknown }): { ttlMs: number; waitMs: number } {
   return {
-    ttlMs: integerOption(options.lockTtlMs, 'lockTtlMs', 10_000, 1, MAX_TIMEOUT_MS),
+    ttlMs: integerOption(options.lockTtlMs, 'lockTtlMs', 3_000, 1, MAX_TIMEOUT_MS),
     waitMs: integerOption(options.lockWaitMs, 'lockWaitMs', 45_000, 0, MAX_TIMEOUT_MS),
   };
 }
@@ -29,7 +32,8 @@ export function lockTimes(options: { lockTtlMs?: unknown; lockWaitMs?: unknown }
  */
 export interface Lease {
   /**
-   * Takes the lease for `owner`, for `ttlMs`, when nobody holds it (or its holder's expired): `true` when taken,
+   * Takes the lease for `owner`, for `ttlMs`, when nobody holds it (or its holder's expired, or it is `owner`'s
+   * already: the same take sent again by a client that reconnected, its first answer lost): `true` when taken,
    * `'expired'` when taken from a holder whose lease expired without being released, `false` when not taken.
    */
   take(owner: string, ttlMs: number): Promise<boolean | 'expired'>;
@@ -110,9 +114,7 @@ export class LeaseLock {
   async run<T>(fn: () => Promise<T>, options?: TokenStoreLockOptions<T>): Promise<T> {
     if (this.owner() !== undefined) return fn();
     const owner = ownerToken();
-    // The lease lasts `lockTtlMs` from its take and each extension, or the holder's `leaseMs` when longer: what `fn` may
-    // be doing while its process does not run at all (a refresh in flight, that another process must not repeat).
-    const ttlMs = Math.max(this.#options.ttlMs, Math.min(MAX_TIMEOUT_MS, Math.ceil(options?.leaseMs ?? 0) || 0));
+    const ttlMs = this.#options.ttlMs;
     const whileWaiting = options?.whileWaiting;
     const taken = await this.#acquire(owner, ttlMs, whileWaiting);
     if (typeof taken === 'object') return taken.result;
@@ -123,7 +125,9 @@ export class LeaseLock {
     try {
       if (taken === 'expired') options?.onTakeover?.();
       if (taken === 'expired' && whileWaiting !== undefined) {
-        const saved = await this.#awaitPendingSave(whileWaiting, options?.pendingSaveMs ?? 0);
+        // For one lease at most: a holder still running shows itself within one, and a dead one's user must be taken
+        // over soon (the next refresh still inside the service's overlap window).
+        const saved = await this.#awaitPendingSave(whileWaiting, Math.min(options?.pendingSaveMs ?? 0, ttlMs));
         if (saved !== undefined) return saved.result;
       }
       return await held.run(hold, fn);

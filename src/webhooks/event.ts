@@ -156,23 +156,24 @@ export const PostDeletedEventSchema = /* @__PURE__ */ postEvent('post.deleted', 
  * An event of a name this SDK does not know (non-empty), its envelope checked; parsed into an `UnknownWebhookEvent`
  * (`event: 'unknown'`, the name sent in `originalEvent`).
  */
-export const UnknownWebhookEventSchema = /* @__PURE__ */ z.pipe(
-  /* @__PURE__ */ wireObject({
-    /** The event name as the service sent it. */
-    event: /* @__PURE__ */ text(),
-    /** ISO 8601 UTC timestamp of the event. */
-    created_at: /* @__PURE__ */ text(),
-    /** The event's data, unchecked. */
-    data: /* @__PURE__ */ wireObject({}),
-  }),
-  // The name is checked here rather than by a `z.refine` on `event`, which would cost 0.25 KB gz in `verifyWebhook`.
-  /* @__PURE__ */ z.transform((body, ctx): UnknownWebhookEvent => {
+export const UnknownWebhookEventSchema: z.ZodMiniType<UnknownWebhookEvent, unknown> = /* @__PURE__ */ wireObject({
+  /** The event name as the service sent it. */
+  event: /* @__PURE__ */ text(),
+  /** ISO 8601 UTC timestamp of the event. */
+  created_at: /* @__PURE__ */ text(),
+  /** The event's data, unchecked. */
+  data: /* @__PURE__ */ wireObject({}),
+}).check(
+  // One check that refuses a known or empty name and renames the event, as zod's own `z.overwrite` rewrites a value:
+  // `z.pipe` with `z.transform` costs 0.26 KB gz more in `verifyWebhook`, a `z.refine` on `event` 0.25 KB.
+  /* @__PURE__ */ z.check((payload) => {
+    const body = payload.value;
     if (body.event === '' || KNOWN.includes(body.event)) {
-      ctx.issues.push({ code: 'custom', message: 'expected a non-empty event name this SDK does not know', input: body.event, path: ['event'] });
+      payload.issues.push({ code: 'custom', message: 'expected a non-empty event name this SDK does not know', input: body.event, path: ['event'] });
     }
-    return { ...body, event: 'unknown', originalEvent: body.event };
+    payload.value = { ...body, event: 'unknown', originalEvent: body.event } as typeof body;
   }),
-);
+) as never;
 
 /**
  * A webhook event, as `verifyWebhook` checks it once the signature matched: the envelope (`event`, `created_at`,

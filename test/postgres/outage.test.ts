@@ -34,7 +34,8 @@ describe('PostgreSQL down past the lease during a save', () => {
     const key = (user: string) => `outage_${user}`;
     const result = await outagePastLease(
       {
-        store: (user) => new PostgresTokenStore({ pool: failing as unknown as pg.Pool, key: key(user), lockTtlMs: 300, encryptionKey: Buffer.alloc(32, 3) }),
+        // A lease of at least twice the holder's save retries (a second apart at most): the taker waits one lease for it.
+        store: (user) => new PostgresTokenStore({ pool: failing as unknown as pg.Pool, key: key(user), lockTtlMs: 2_000, encryptionKey: Buffer.alloc(32, 3) }),
         setDown: (value) => (down = value),
         async leaseExpired(user) {
           for (;;) {

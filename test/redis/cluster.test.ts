@@ -133,7 +133,7 @@ describe('a single-node client connected to one node of the cluster', () => {
 });
 
 describe('a fleet of 4 processes on the cluster (ioredis Cluster and node-redis createCluster mixed)', () => {
-  it('50 users, every token expired, each process calls once per user: one refresh per user, no error, at most 16 commands per user', { timeout: 60_000 }, async () => {
+  it('50 users, every token expired, each process calls once per user: one refresh per user, no error, at most 18 commands per user', { timeout: 60_000 }, async () => {
     const fleet = await startFleet({
       redis: [
         { kind: 'ioredis-cluster', nodes: cluster.nodes },
@@ -147,7 +147,10 @@ describe('a fleet of 4 processes on the cluster (ioredis Cluster and node-redis 
       expect(fleet.fake.stats.tokenRequests.refresh_token).toBe(50);
       const perUser = (await commandsRun(fleet.redis)) / 50;
       console.log(`Redis commands per user for a fleet refresh on the cluster (4 processes, 50 users): ${perUser.toFixed(2)}`);
-      expect(perUser).toBeLessThanOrEqual(16);
+      // Counted by Redis (INFO commandstats): a script's own calls count, so the lock's take (one script: take the
+      // lease, or find it already ours after a resend, and note its holder) counts 3 to 4. 14.4–14.6 when the take
+      // was a plain SET NX that a resent take found held by itself; 16.1–16.3 since.
+      expect(perUser).toBeLessThanOrEqual(18);
       expect(await fleet.loggedOut()).toBe(0);
     } finally {
       await fleet.stop();

@@ -25,7 +25,7 @@ afterEach(async () => {
 const RESTART_TIMEOUT_MS = 2_000;
 const STALL_TIMEOUT_MS = 1_500;
 
-async function fleetOf(users: number, options: { commandTimeoutMs?: number; storeTimeoutMs?: number } = {}): Promise<Fleet> {
+async function fleetOf(users: number, options: { commandTimeoutMs?: number; storeTimeoutMs?: number; lockTtlMs?: number } = {}): Promise<Fleet> {
   server = await startRedisServer();
   fleet = await startFleet({ redis: { kind: 'ioredis', url: server.url }, users, ...options });
   return fleet;
@@ -178,8 +178,8 @@ describe('Redis loses acknowledged writes under a fleet of 4 processes', () => {
     expect(stalled.after).toMatchObject({ failures: {}, refusedSent: 0 });
   });
 
-  it("the holder's process stopped (starved) mid-refresh past lockTtlMs: its lease outlives the refresh, no process refreshes the rotated-out refresh token, nobody is logged out", { timeout: 90_000 }, async () => {
-    const f = await fleetOf(5); // lockTtlMs 5 000: extended every 1.7 s by a process that runs
+  it("the holder's process stopped (starved) mid-refresh past the default lockTtlMs, under a lockTtlMs longer than the stop: it keeps its lease, no process refreshes the rotated-out refresh token, nobody is logged out", { timeout: 90_000 }, async () => {
+    const f = await fleetOf(5, { lockTtlMs: 15_000 });
     expect(await f.round()).toMatchObject({ succeeded: 20, failures: {}, refreshesSent: 5 });
 
     const lockKey = `${f.keys[0]}:lock`;
@@ -192,7 +192,7 @@ describe('Redis loses acknowledged writes under a fleet of 4 processes', () => {
           return Number(seconds) * 1_000 + Number(micros) / 1_000;
         },
       },
-      5_000,
+      5_000, // past the default lockTtlMs (3 s), which would have let the others take it over
     );
     const loggedOut = await f.loggedOut();
     console.log("Redis: the holder's process stopped mid-refresh past lockTtlMs:", JSON.stringify({ lost, ...all, loggedOut }));

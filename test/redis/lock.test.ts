@@ -229,3 +229,31 @@ describe('RedisTokenStore with an ioredis client that returns numbers as strings
     }
   });
 });
+
+describe('RedisTokenStore.lock when the take reaches Redis twice (ioredis resends a command whose answer was lost)', () => {
+  it('holds the lock its first copy took, instead of waiting for its own lease to expire, and releases it', async () => {
+    const client = new Redis(server.url);
+    try {
+      const key = `postsched:test:${crypto.randomUUID()}`;
+      let sentTwice = 0;
+      // What ioredis's `autoResendUnfulfilledCommands` does after a reconnect: the first copy ran (its answer was
+      // lost), the second is answered. Here for the store's first command on `${key}:lock`, which is the take.
+      const resending = {
+        call: async (command: string, ...args: string[]) => {
+          if (sentTwice === 0 && args.includes(`${key}:lock`)) {
+            sentTwice++;
+            await client.call(command, ...args);
+          }
+          return client.call(command, ...args);
+        },
+      };
+      const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: resending, key, lockWaitMs: 0 });
+      expect(await store.lock(async () => 'in')).toBe('in');
+      expect(sentTwice).toBe(1);
+      expect(await client.call('EXISTS', `${key}:lock`)).toBe(0);
+      expect(await client.call('EXISTS', `${key}:lock:holder`)).toBe(0); // released, not 'expired' for the next taker
+    } finally {
+      client.disconnect();
+    }
+  });
+});

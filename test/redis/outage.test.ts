@@ -28,7 +28,8 @@ describe('Redis unreachable past the lease during a save', () => {
     const key = (user: string) => `outage:{${user}}`;
     const result = await outagePastLease(
       {
-        store: (user) => new RedisTokenStore({ redis: failing as never, key: key(user), lockTtlMs: 300, encryptionKey: Buffer.alloc(32, 3) }),
+        // A lease of at least twice the holder's save retries (a second apart at most): the taker waits one lease for it.
+        store: (user) => new RedisTokenStore({ redis: failing as never, key: key(user), lockTtlMs: 2_000, encryptionKey: Buffer.alloc(32, 3) }),
         setDown: (value) => (down = value),
         async leaseExpired(user) {
           while ((await redis.pttl(`${key(user)}:lock`)) !== -2) await new Promise((resolve) => setTimeout(resolve, 50));

@@ -284,8 +284,7 @@ describe('RedisTokenStore options', () => {
     const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key: 'tokens:{u1}' });
     await store.lock(async () => store.set(tokens('c'), { expectedRefreshToken: 'rt-x' }));
     expect(routed).toEqual([
-      ['tokens:{u1}:lock', false, 'SET'],
-      ['tokens:{u1}:lock:holder', false, 'SET'], // the note of the lease's holder, in the same slot
+      ['tokens:{u1}:lock', false, 'EVALSHA'], // the take, with the note of the lease's holder (`…:lock:holder`, same slot)
       ['tokens:{u1}', false, 'GET'],
       ['tokens:{u1}', false, 'EVALSHA'],
       ['tokens:{u1}:lock', false, 'EVALSHA'],

@@ -24,7 +24,10 @@ export interface FleetOptions {
   redis: RedisTarget | RedisTarget[] | PostgresTarget;
   users: number;
   processes?: number;
-  lockTtlMs?: number;
+  /** The stores' `lockTtlMs` (default 5 000); a list gives each user's own, `null`: the store's default. */
+  lockTtlMs?: number | Array<number | null>;
+  /** The fakes' clock: `'real'` for windows and lifetimes that run in real time (default: manual). */
+  clock?: 'real';
   commandTimeoutMs?: number;
   /** The managers' `storeTimeoutMs` (default: TokenManager's). */
   storeTimeoutMs?: number | undefined;
@@ -90,7 +93,7 @@ export interface Fleet {
 export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const processes = options.processes ?? 4;
   const policies = options.refreshPolicy === undefined ? [undefined] : [options.refreshPolicy].flat();
-  const fakes = policies.map((policy) => createFakeService({ apps: [APP], ...(policy === undefined ? { refreshTokenReuse: 'revoke-grant' } : { refreshPolicy: policy }) }));
+  const fakes = policies.map((policy) => createFakeService({ apps: [APP], ...(options.clock === undefined ? {} : { clock: options.clock }), ...(policy === undefined ? { refreshTokenReuse: 'revoke-grant' } : { refreshPolicy: policy }) }));
   const fake = fakes[0]!;
   const urls = await Promise.all(fakes.map(async (f) => (await f.listen()).url));
   const baseUrl = urls[0]!;
@@ -313,11 +316,10 @@ export interface StarvedHolder {
  * Process 0 refreshes user 0 (a 401): the service rotates its refresh token, and before the answer is saved the
  * process is stopped (SIGSTOP: a process starved of CPU, its event loop not running, so its lease is not extended).
  * The other processes then get a 401 for user 0 and wait for the lock. The holder stays stopped until its lease is no
- * longer its own, or until the store's clock is a second past when `lockTtlMs` alone would have expired it; when the
- * lease was lost, the others' calls are let finish first. Then the holder runs again, and every process makes one
- * more call for user 0.
+ * longer its own, or until the store's clock is a second past `stopMs`; when the lease was lost, the others' calls are
+ * let finish first. Then the holder runs again, and every process makes one more call for user 0.
  */
-export async function starveHolderMidRefresh(f: Fleet, lease: LeaseView, lockTtlMs: number): Promise<StarvedHolder> {
+export async function starveHolderMidRefresh(f: Fleet, lease: LeaseView, stopMs: number): Promise<StarvedHolder> {
   const [holder, ...others] = f.workers;
   holder!.send({ type: 'pause-next-refresh' });
   holder!.send({ type: 'round', users: [0], concurrency: 1, force: true, tell: true });
@@ -330,7 +332,7 @@ export async function starveHolderMidRefresh(f: Fleet, lease: LeaseView, lockTtl
   await Promise.all(others.map((w) => w.next('waiting')));
   const waited = others.map((w) => w.next('round-done'));
   let lost = false;
-  while (!lost && (await lease.now()) < stoppedAt + lockTtlMs + 1_000) {
+  while (!lost && (await lease.now()) < stoppedAt + stopMs + 1_000) {
     lost = (await lease.owner()) !== owner;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -38,11 +38,12 @@ export interface FleetWorkerConfig {
   baseUrls?: string[];
   clientId: string;
   clientSecret: string;
-  lockTtlMs: number;
+  /** The stores' `lockTtlMs`; a list gives each user's own (`null`: the store's default). */
+  lockTtlMs: number | Array<number | null>;
   commandTimeoutMs: number;
   /** The managers' `storeTimeoutMs` (default: TokenManager's). */
   storeTimeoutMs?: number;
-  /** OAuthClient's `timeoutMs` (default: its own): with `storeTimeoutMs`, how long the lease of a refresh lasts. */
+  /** OAuthClient's `timeoutMs` (default: its own). */
   oauthTimeoutMs?: number;
   /** The managers' `refreshMarginMs` (default: TokenManager's). */
   refreshMarginMs?: number;
@@ -158,7 +159,6 @@ let release: (() => void) | undefined;
 let released = new Promise<void>((resolve) => (release = resolve));
 // Shared by every manager of the process (of one service), as one OAuthClient of an app is: counts what leaves.
 const refresherOf = (oauth: OAuthClient) => ({
-  timeoutMs: oauth.timeoutMs, // the bound the store's lease covers while a refresh is in flight
   revoke: (tokens: TokenSet) => oauth.revoke(tokens),
   async refresh(previous: TokenSet): Promise<TokenSet> {
     refreshesSent++;
@@ -180,11 +180,13 @@ const refreshers = new Map<string, ReturnType<typeof refresherOf>>();
 const refresherFor = (baseUrl: string) => refreshers.get(baseUrl) ?? refreshers.set(baseUrl, refresherOf(oauthOf(baseUrl))).get(baseUrl)!;
 
 /** The store as the manager sees it, telling the test when a call waits for another process and when a save fails. */
-function storeFor(key: string): TokenStore {
+function storeFor(key: string, user: number): TokenStore {
+  const ttl = Array.isArray(config.lockTtlMs) ? config.lockTtlMs[user] : config.lockTtlMs;
+  const lockTtlMs = ttl === null || ttl === undefined ? {} : { lockTtlMs: ttl };
   const store =
     redis instanceof pg.Pool
-      ? new PostgresTokenStore({ encryptionKey: TEST_KEY, pool: redis, key, lockTtlMs: config.lockTtlMs, lockWaitMs: 30_000, statementTimeoutMs: config.commandTimeoutMs })
-      : new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key, lockTtlMs: config.lockTtlMs, lockWaitMs: 30_000, commandTimeoutMs: config.commandTimeoutMs });
+      ? new PostgresTokenStore({ encryptionKey: TEST_KEY, pool: redis, key, ...lockTtlMs, lockWaitMs: 30_000, statementTimeoutMs: config.commandTimeoutMs })
+      : new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key, ...lockTtlMs, lockWaitMs: 30_000, commandTimeoutMs: config.commandTimeoutMs });
   return {
     get: () => store.get(),
     getGrant: () => store.getGrant(),
@@ -222,7 +224,7 @@ const users =
     : new UserClients({
         oauth: refresherFor(config.baseUrl),
         baseUrl: config.baseUrl,
-        store: (userId) => storeFor(config.keys[userIndex(userId)]!),
+        store: (userId) => storeFor(config.keys[userIndex(userId)]!, userIndex(userId)),
         managerOptions,
         clientOptions: { maxRetries: 0 },
         onReauthorizationRequired: (userId, error) => void (told.reauthorizationRequired[userIndex(userId)] ??= []).push(error.reason),
@@ -231,7 +233,7 @@ const users =
 const managers = config.keys.map((key, i) =>
   users !== undefined
     ? users.manager(`u${i}`)
-    : new TokenManager({ oauth: refresherFor(config.baseUrls?.[i] ?? config.baseUrl), store: storeFor(key), ...managerOptions, onMarked: () => marked++ }),
+    : new TokenManager({ oauth: refresherFor(config.baseUrls?.[i] ?? config.baseUrl), store: storeFor(key, i), ...managerOptions, onMarked: () => marked++ }),
 );
 const lastToken: Array<string | undefined> = managers.map(() => undefined);
 

@@ -62,8 +62,8 @@ export function policyMatrix(
       users: 4 * P,
       refreshPolicy: CELLS.map(([, cell]) => cell.policy),
       refreshMarginMs: MARGIN_MS,
-      // Short bounds, so that a killed holder's lease (2 × oauthTimeoutMs + storeTimeoutMs) lapses soon; the store's
-      // are far above what a command takes on a loaded 2-core machine.
+      // Short bounds, so that a killed holder's lease (lockTtlMs) lapses soon and its taker's wait for a pending save
+      // (one lease at most) ends soon; the store's are far above what a command takes on a loaded 2-core machine.
       oauthTimeoutMs: 2_000,
       ...bounds,
       lockTtlMs: 1_000,
