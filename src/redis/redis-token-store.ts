@@ -8,6 +8,7 @@ import { checkWellFormedId } from '../core/well-formed-id.js';
 import type { ReauthorizationReason } from '../oauth/errors.js';
 import type { ReconnectMark, StoredGrant, TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { type Lease, lockTimes } from '../store/lease-lock.js';
+import { toHex } from '../core/bytes.js';
 import { SharedTokenStoreError } from '../store/errors.js';
 import { StoredTokens, type StoreWrites } from '../store/stored-tokens.js';
 import { EXTEND_LOCK, MARK_IF_UNCHANGED, RELEASE_LOCK, REMOVE_TOKENS, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED, TAKE_LOCK, WRITE_TOKENS } from './lock-scripts.js';
@@ -148,7 +149,10 @@ export class RedisTokenStore implements TokenStore {
     return this.#values.getGrant();
   }
 
-  /** Sets `${key}:reconnect` (a script) while the key holds `refused` and no mark stands: `true` when this call set it. */
+  /**
+   * Sets `${key}:reconnect` (a script) while the key holds `refused` and no mark of it stands: `true` when this call set
+   * it. The mark names the value (its SHA-1): a later write of tokens makes it stale at no cost, `connect` deletes it.
+   */
   markReauthorizationRequired(reason: ReauthorizationReason, refused: TokenSet): Promise<boolean> {
     return this.#values.mark(reason, refused);
   }
@@ -218,9 +222,12 @@ class RedisCommands implements Lease, StoreWrites {
     return this.#connection.command('get', ['GET', this.#key]);
   }
 
+  /** The value and its mark: one that names another value (written since) is stale, no mark. */
   async readGrant(): Promise<{ value: unknown; reconnect: ReconnectMark | undefined }> {
-    const [value, mark] = (await this.#connection.command('get', ['MGET', this.#key, this.#markKey])) as [unknown, unknown];
-    return { value, reconnect: parseMark(mark) };
+    const [value, stored] = (await this.#connection.command('get', ['MGET', this.#key, this.#markKey])) as [unknown, unknown];
+    const mark = parseMark(stored);
+    const of = value === null || value === undefined ? '' : mark && (await fingerprint(String(value)));
+    return { value, reconnect: mark !== undefined && mark.of === of ? { reason: mark.reason, since: mark.since } : undefined };
   }
 
   async writeIfUnchanged(current: string | null, value: string): Promise<boolean> {
@@ -232,15 +239,16 @@ class RedisCommands implements Lease, StoreWrites {
   }
 
   async writeIfOwner(value: string, owner: string): Promise<boolean> {
-    return (await this.#connection.script('set', SET_IF_LOCK_OWNER, [this.#lockKey, this.#key, this.#markKey], [owner, value])) === 1;
+    return (await this.#connection.script('set', SET_IF_LOCK_OWNER, [this.#lockKey, this.#key], [owner, value])) === 1;
   }
 
   async markIfUnchanged(current: string, mark: ReconnectMark): Promise<boolean> {
-    return (await this.#connection.script('set', MARK_IF_UNCHANGED, [this.#key, this.#markKey], [current, JSON.stringify(mark)])) === 1;
+    const of = await fingerprint(current);
+    return (await this.#connection.script('set', MARK_IF_UNCHANGED, [this.#key, this.#markKey], [current, JSON.stringify({ ...mark, of }), `"of":"${of}"`])) === 1;
   }
 
   async remove(mark: ReconnectMark): Promise<void> {
-    await this.#connection.script('set', REMOVE_TOKENS, [this.#key, this.#markKey], [JSON.stringify(mark)]);
+    await this.#connection.script('set', REMOVE_TOKENS, [this.#key, this.#markKey], [JSON.stringify({ ...mark, of: '' })]);
   }
 
   lockLost(): Error {
@@ -281,15 +289,20 @@ class RedisCommands implements Lease, StoreWrites {
   }
 }
 
-/** The mark as stored (JSON `{ reason, since }`); anything else (a foreign value) is no mark. */
-function parseMark(stored: unknown): ReconnectMark | undefined {
+/** The mark as stored (JSON `{ reason, since, of }`); anything else (a foreign value) is no mark. */
+function parseMark(stored: unknown): (ReconnectMark & { of: string }) | undefined {
   if (stored === null || stored === undefined) return undefined;
   try {
-    const { reason, since } = JSON.parse(String(stored)) as Partial<ReconnectMark>;
-    return typeof reason === 'string' && typeof since === 'number' ? { reason, since } : undefined;
+    const { reason, since, of } = JSON.parse(String(stored)) as Partial<ReconnectMark & { of: string }>;
+    return typeof reason === 'string' && typeof since === 'number' && typeof of === 'string' ? { reason, since, of } : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** Which value a mark is about: the SHA-1 of the stored value, in hex (a digest: no token can be read from it). */
+async function fingerprint(value: string): Promise<string> {
+  return toHex(new Uint8Array(await crypto.subtle.digest('SHA-1', new TextEncoder().encode(value))));
 }
 
 /** Redis Cluster's rule: a non-empty `{…}` (the first `{` and the first `}` after it) is what is hashed. */
