@@ -231,8 +231,11 @@ const CEILINGS = {
   // not z.pipe + z.transform. Targets still missed: 40 / 38 KB by 2.72 / 2.43 KB (bench/RESULTS.md), 8 KB by 0.03.
   // Issue 39 §2–3 (branch i39-sweep): UserClients takes a PostgresTokenTable / RedisTokenSpace as `store` and gains
   // keepGrantsAlive() (the sweep's loop itself is in the redis and postgres entries): main entry 42.68 → 42.92 KB.
-  'whole main entry (export *)': 42.94 * KB,
-  'server app: { OAuthClient, TokenManager, PostSched }': 40.45 * KB,
+  // Issue 39 §2 (branch i39-dead, merged on that): dead grants (the store's mark read with the tokens, told once,
+  // grantStatus, disconnect, onReconnected) and OAuthClient.revoke (oauth4webapi's revocation request): main entry
+  // 42.72 → 43.93 KB, server app 40.43 → 41.23 KB (npm run build, then this script). Both merged: main entry 44.18 KB.
+  'whole main entry (export *)': 44.2 * KB,
+  'server app: { OAuthClient, TokenManager, PostSched }': 41.25 * KB,
   'webhook verifier alone: { verifyWebhook }': 8.05 * KB,
 };
 const rows = [
@@ -314,10 +317,14 @@ const rows = [
   // Issue 39 §2–3 (branch i39-sweep): RedisTokenSpace and PostgresTokenTable (the grants' index and list, the sweep):
   // redis entry 18.71 → 20.50 KB, postgres entry 16.78 → 18.26 KB (measured after the merge); the stores alone unchanged (the new statements and
   // scripts are the table's and the space's own, the scripts `@__PURE__`).
-  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 20.52 * KB },
-  { label: '  RedisTokenStore alone', file: 'dist/redis/index.js', names: ['RedisTokenStore'], platform: 'node', ceiling: 14.19 * KB },
-  { label: 'postgres entry (export *)', file: 'dist/postgres/index.js', platform: 'node', ceiling: 18.28 * KB },
-  { label: '  PostgresTokenStore alone', file: 'dist/postgres/index.js', names: ['PostgresTokenStore'], platform: 'node', ceiling: 14.53 * KB },
+  // Issue 39 §2 (branch i39-dead): the mark of a dead grant (read with the tokens, its scripts or statements) and
+  // delete: redis entry 18.71 → 19.16, RedisTokenStore alone 14.17 → 14.62, postgres entry 16.78 → 17.05,
+  // PostgresTokenStore alone 14.51 → 14.78 KB.
+  // Both merged: redis entry 20.93, RedisTokenStore alone 14.62, postgres entry 18.49, PostgresTokenStore alone 14.78 KB.
+  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 20.95 * KB },
+  { label: '  RedisTokenStore alone', file: 'dist/redis/index.js', names: ['RedisTokenStore'], platform: 'node', ceiling: 14.64 * KB },
+  { label: 'postgres entry (export *)', file: 'dist/postgres/index.js', platform: 'node', ceiling: 18.51 * KB },
+  { label: '  PostgresTokenStore alone', file: 'dist/postgres/index.js', names: ['PostgresTokenStore'], platform: 'node', ceiling: 14.8 * KB },
   // The OpenTelemetry entry (issue 40): Node-only (`node:diagnostics_channel`), `@opentelemetry/api` its peer, so left
   // an import as the app has it anyway. The channels' names are all it takes from the SDK: 1.73 KB gz (its throw-proof span starts included), ceiling 1.76 KB.
   { label: 'otel entry (export *)', file: 'dist/otel/index.js', platform: 'node', external: ['@opentelemetry/api'], ceiling: 1.76 * KB },

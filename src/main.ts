@@ -5,4 +5,4 @@ export * from './oauth/index.js';
 export * from './client.js';
 export * from './resources/index.js';
 export * from './user-clients.js';
-export type { GrantInfo, GrantPage, GrantsOptions, GrantStatus, KeepGrantsAliveOptions, KeepGrantsAliveResult, TokenSpace } from './store/grant-space.js';
+export type { GrantInfo, GrantPage, GrantsOptions, GrantStatus, KeepGrantsAliveOptions, ListedStatus, KeepGrantsAliveResult, TokenSpace } from './store/grant-space.js';

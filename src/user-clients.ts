@@ -13,7 +13,7 @@ import { MemoryTokenStore } from './oauth/memory-token-store.js';
 import { TokenManager, type TokenManagerOptions } from './oauth/token-manager.js';
 import type { TokenRefresher, TokenSet, TokenStore } from './oauth/types.js';
 import type { RateLimiterLike, RateLimitState } from './http/rate-limiter.js';
-import type { KeepGrantsAliveOptions, KeepGrantsAliveResult, TokenSpace } from './store/grant-space.js';
+import type { GrantStatus, KeepGrantsAliveOptions, KeepGrantsAliveResult, TokenSpace } from './store/grant-space.js';
 
 declare global {
   interface SymbolConstructor {
@@ -75,14 +75,26 @@ export interface UserClientsOptions {
   /**
    * Called when a call for a user fails with `ReauthorizationRequiredError` because a grant that existed died (the
    * refresh token was refused, or none was given): the user must connect again. Not for a user who never connected
-   * (no tokens stored, `reason: 'no_tokens'`): that error reaches the call only. Once per cached user until `connect()` succeeds for them, not
-   * once per failed call; a user evicted meanwhile may be reported again. Not awaited; the error still reaches the
-   * caller. If it throws or rejects, the next failure calls it again.
+   * (no tokens stored, `reason: 'no_tokens'`): that error reaches the call only. Not awaited; the error still reaches
+   * the caller. If it throws or rejects, this process's next failure for the user calls it again.
+   * - With a store that marks dead grants (`MemoryTokenStore`, `RedisTokenStore`, `PostgresTokenStore`: see
+   *   `TokenStore.getGrant`): once per dead grant across every process sharing the store, by the process that marked it.
+   * - With a store without marks (your own, without `getGrant`): once per cached user and process until `connect()`
+   *   succeeds for them; a user evicted meanwhile may be reported again.
    *
    * @example
    * onReauthorizationRequired: (userId, error) => db.users.update(userId, { postschedDisconnected: error.reason })
    */
   onReauthorizationRequired?: (userId: string, error: ReauthorizationRequiredError) => void | Promise<void>;
+  /**
+   * Called once a `connect()` stored new tokens for a user whose grant was marked dead (`grantStatus` said
+   * `needs_reconnect`), by the process whose `connect()` it was; with a store without marks, when this process had
+   * reported the user (`onReauthorizationRequired`). Not awaited; a failure is ignored.
+   *
+   * @example
+   * onReconnected: (userId) => db.users.update(userId, { postschedDisconnected: null })
+   */
+  onReconnected?: (userId: string) => void | Promise<void>;
   /**
    * How many users' managers and clients are cached; past it the least recently used is dropped (its tokens stay in
    * its store). A user with a token call in flight (a refresh, a store read, `connect`) is dropped only once it is
@@ -105,7 +117,7 @@ export interface UserClientsOptions {
    * @example
    * managerOptions: { refreshMarginMs: 120_000 }
    */
-  managerOptions?: Omit<TokenManagerOptions, 'oauth' | 'store' | 'onTokens' | 'userId'>;
+  managerOptions?: Omit<TokenManagerOptions, 'oauth' | 'store' | 'onTokens' | 'userId' | 'onMarked'>;
   /**
    * The backoff after a 429 and the pacing of a stated quota (`RateLimit-*`), per user: a `RedisRateLimiter`
    * (`@postsched/sdk/redis`) shares them with every process. Default: a `RateLimiter` of this `UserClients`, shared by all clients of a user in
@@ -115,7 +127,7 @@ export interface UserClientsOptions {
 }
 
 const USER_CLIENTS_OPTIONS = /* @__PURE__ */ optionNames<UserClientsOptions>({
-  oauth: 0, baseUrl: 0, store: 0, onTokens: 0, onReauthorizationRequired: 0, maxUsers: 0, clientOptions: 0, managerOptions: 0, rateLimiter: 0,
+  oauth: 0, baseUrl: 0, store: 0, onTokens: 0, onReauthorizationRequired: 0, onReconnected: 0, maxUsers: 0, clientOptions: 0, managerOptions: 0, rateLimiter: 0,
 });
 const MANAGER_OPTIONS = /* @__PURE__ */ optionNames<NonNullable<UserClientsOptions['managerOptions']>>({ refreshMarginMs: 0, storeTimeoutMs: 0, lockTimeoutMs: 0 });
 
@@ -134,6 +146,8 @@ class UserTokenManager extends TokenManager {
   busy = 0;
   /** Whether `onReauthorizationRequired` was called for this user since the last `connect()`. */
   reported = false;
+  /** A dead grant's report whose `onReauthorizationRequired` failed: made again at this process's next failure. */
+  owed: ReauthorizationRequiredError | undefined;
   /** Whether the FinalizationRegistry of dropped managers watches this one. */
   watched = false;
   /** TokenSets this manager obtained by refreshing (`keepGrantsAlive` tells its own refreshes from others'). */
@@ -169,6 +183,14 @@ class UserTokenManager extends TokenManager {
 
   override saveUnsaved(): Promise<void> {
     return this.#track(super.saveUnsaved());
+  }
+
+  override grant(): ReturnType<TokenManager['grant']> {
+    return this.#track(super.grant());
+  }
+
+  override removeTokens(): Promise<void> {
+    return this.#track(super.removeTokens());
   }
 
   #track<T>(promise: Promise<T>): Promise<T> {
@@ -231,7 +253,8 @@ export class UserClients {
   readonly #memoryStores: Map<string, TokenStore> | undefined;
   readonly #onTokens: UserClientsOptions['onTokens'];
   readonly #onReauthorizationRequired: UserClientsOptions['onReauthorizationRequired'];
-  readonly #managerOptions: Omit<TokenManagerOptions, 'oauth' | 'store' | 'onTokens' | 'userId'>;
+  readonly #onReconnected: UserClientsOptions['onReconnected'];
+  readonly #managerOptions: Omit<TokenManagerOptions, 'oauth' | 'store' | 'onTokens' | 'userId' | 'onMarked'>;
   readonly #maxUsers: number;
   /** The cache, least recently used first (a Map keeps insertion order; a use moves the user to the end). */
   readonly #users = new Map<string, UserTokenManager>();
@@ -263,6 +286,7 @@ export class UserClients {
     this.#memoryStores = options.store === undefined ? new Map() : undefined;
     this.#onTokens = optionalFunction(options.onTokens, 'onTokens');
     this.#onReauthorizationRequired = optionalFunction(options.onReauthorizationRequired, 'onReauthorizationRequired');
+    this.#onReconnected = optionalFunction(options.onReconnected, 'onReconnected');
     this.#maxUsers = integerOption(options.maxUsers, 'maxUsers', DEFAULT_MAX_USERS, 1, Number.MAX_SAFE_INTEGER);
     if (typeof clientOptions !== 'object' || clientOptions === null) invalidOption('clientOptions', 'must be an object of PostSched options.');
     const client: Partial<PostSchedOptions> = checkOptions(clientOptions);
@@ -305,9 +329,14 @@ export class UserClients {
       invalidOption('tokens', 'got a Promise: await exchangeCode() first (`users.connect(userId, await oauth.exchangeCode(…))`).');
     }
     const user = this.#user(userId);
+    // Whether this write clears a dead grant's mark (onReconnected); a store that cannot be read now has none to clear.
+    const before = user.marks ? await user.grant().catch(() => undefined) : undefined;
+    const wasDead = user.marks ? before?.tokens !== undefined && before.reconnect !== undefined : user.reported;
     await user.setTokens(tokens);
     user.reported = false;
+    user.owed = undefined;
     this.#memoryStores?.set(userId, user.store);
+    if (wasDead) this.#tell(() => this.#onReconnected?.(userId));
     const onTokens = this.#onTokens;
     if (onTokens === undefined) return;
     try {
@@ -356,6 +385,51 @@ export class UserClients {
     checkUserId(userId);
     const limiter = this.#setup.config.rateLimiter;
     return limiter.state(limiter.keyOf(userId));
+  }
+
+  /**
+   * The user's grant as their store holds it: `connected`, `needs_reconnect` (the grant is dead: `reason`, `since`)
+   * or `none` (no tokens stored). One store read; no token request. A store without marks (see `TokenStore.getGrant`)
+   * shows `needs_reconnect` only for a refusal this process saw.
+   *
+   * @example
+   * const { status } = await users.grantStatus(userId)
+   * if (status !== 'connected') showReconnectBanner()
+   */
+  async grantStatus(userId: string): Promise<GrantStatus> {
+    const { tokens, reconnect, refreshedAt, refused } = await this.#user(userId).grant();
+    const since = reconnect?.since;
+    if (tokens === undefined) return { status: 'none' };
+    const reason = reconnect?.reason ?? refused;
+    return {
+      status: reason === undefined ? 'connected' : 'needs_reconnect',
+      ...(reason === undefined ? {} : { reason }),
+      ...(since === undefined ? {} : { since }),
+      ...(refreshedAt === undefined ? {} : { refreshedAt }),
+    };
+  }
+
+  /**
+   * Disconnects a user: waits for their token calls in flight, deletes their tokens from the store (`TokenStore.delete`;
+   * every process then sees `none`, and a manager of another process never writes its copy back), drops them from the
+   * cache, then revokes the refresh token at the service when the `OAuthClient` has a `revocationEndpoint` (RFC 7009;
+   * a failure there is thrown, the tokens being deleted already). A process that holds a still-valid access token in
+   * memory may use it until it expires unless the service revoked it.
+   *
+   * @example
+   * await users.disconnect(userId) // the user's "disconnect Post Scheduler" button
+   */
+  async disconnect(userId: string): Promise<void> {
+    const user = this.#user(userId);
+    if (typeof user.store.delete !== 'function') throw refusal(`The store of user ${JSON.stringify(userId.slice(0, 64))} has no delete(): implement TokenStore.delete to disconnect users.`, []);
+    const tokens = await user.getTokens();
+    await user.removeTokens();
+    user.reported = false;
+    user.owed = undefined;
+    this.#memoryStores?.delete(userId);
+    await this.forget(userId);
+    const oauth = this.#oauth;
+    if (tokens !== undefined && typeof oauth.revoke === 'function') await oauth.revoke(tokens);
   }
 
   /**
@@ -457,7 +531,9 @@ export class UserClients {
       user.refreshes++;
       return onTokens?.(userId, tokens);
     };
-    const user = new UserTokenManager(options, userId, store, this.#owner);
+    // This process's mark of a dead grant is the one the store took: it reports it, the other processes do not.
+    options.onMarked = (error) => this.#report(user, error);
+    const user: UserTokenManager = new UserTokenManager(options, userId, store, this.#owner);
     return user;
   }
 
@@ -503,16 +579,41 @@ export class UserClients {
     this.#evict(this.#maxUsers); // it may have been kept past maxUsers while busy
   }
 
+  /**
+   * A call of `user` failed with `error`. A store with marks: the report was made by the process that marked the grant
+   * (`#report`), here only made again when it failed. Without marks: once per process until `connect()`.
+   */
   #reauthorizationRequired(user: UserTokenManager, error: ReauthorizationRequiredError): void {
-    const callback = this.#onReauthorizationRequired;
+    if (user.marks) {
+      if (user.owed !== undefined) this.#report(user, user.owed);
+      return;
+    }
     // Only a grant that existed and died: a user who never connected (`no_tokens`) gets the error, not the callback.
-    if (callback === undefined || user.reported || error.reason === 'no_tokens') return;
+    if (user.reported || error.reason === 'no_tokens') return;
+    this.#report(user, error);
+  }
+
+  /** `onReauthorizationRequired` for `user`; should it fail, owed to this process's next failure for the user. */
+  #report(user: UserTokenManager, error: ReauthorizationRequiredError): void {
+    const callback = this.#onReauthorizationRequired;
+    if (callback === undefined) return;
     user.reported = true;
-    const retryLater = () => (user.reported = false);
+    user.owed = undefined;
+    this.#tell(
+      () => callback(user.userId, error),
+      () => {
+        user.reported = false;
+        user.owed = error;
+      },
+    );
+  }
+
+  /** Calls an app's callback, not awaited; `failed` on a throw or a rejection. */
+  #tell(callback: () => void | Promise<void>, failed: () => void = noop): void {
     try {
-      Promise.resolve(callback(user.userId, error)).catch(retryLater);
+      Promise.resolve(callback()).catch(failed);
     } catch {
-      retryLater();
+      failed();
     }
   }
 
@@ -561,6 +662,8 @@ export class UserClients {
     );
   }
 }
+
+function noop(): void {}
 
 /** A user id is the app's own key for the user: any non-empty string. */
 function checkUserId(userId: unknown): asserts userId is string {

@@ -16,6 +16,11 @@ const MIN_REFRESH_INTERVAL_MS = 5_000;
 export interface HoldOptions {
   /** When this manager's refresh that got them started; absent for tokens read from the store or given. */
   readonly obtainedAt?: number | undefined;
+  /**
+   * Handed out until they expire, not until the margin: their refresh token was refused, and the access token is
+   * still valid (calls go on until it expires).
+   */
+  readonly toExpiry?: boolean | undefined;
 }
 
 export class FreshToken {
@@ -46,15 +51,23 @@ export class FreshToken {
    * process that did not obtain it. Tokens this manager obtained are used for at least `MIN_REFRESH_INTERVAL_MS`;
    * the same tokens again keep their expiry.
    */
-  hold(tokens: TokenSet, { obtainedAt }: HoldOptions = {}): TokenSet {
+  hold(tokens: TokenSet, { obtainedAt, toExpiry }: HoldOptions = {}): TokenSet {
     const previous = this.tokens;
-    if (obtainedAt !== undefined) {
+    if (toExpiry === true) {
+      this.#freshUntil = tokens.expiresAt;
+    } else if (obtainedAt !== undefined) {
       this.#freshUntil = Math.max(this.#until(tokens, obtainedAt), Date.now() + MIN_REFRESH_INTERVAL_MS);
     } else if (previous === undefined || !sameTokens(previous, tokens)) {
       this.#freshUntil = this.#until(tokens, Date.now());
     }
     this.tokens = tokens;
     return tokens;
+  }
+
+  /** Nothing is handed out any more (the grant is marked dead, or the tokens removed): the next call reads the store. */
+  drop(): void {
+    this.tokens = undefined;
+    this.#freshUntil = 0;
   }
 
   /** Until when `tokens`, obtained or first seen at `since`, are handed out: the margin is at most half their lifetime. */

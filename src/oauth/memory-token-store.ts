@@ -3,7 +3,8 @@
  */
 import { inspectAs } from './inspect.js';
 import { acceptsWrite, copyTokenSet, describeTokens } from './token-set.js';
-import type { TokenSet, TokenStore, TokenStoreSetOptions } from './types.js';
+import type { ReauthorizationReason } from './errors.js';
+import type { ReconnectMark, StoredGrant, TokenSet, TokenStore, TokenStoreSetOptions } from './types.js';
 
 /**
  * Keeps one TokenSet in memory. Enough for a script or a single server process; tokens are lost on restart,
@@ -17,6 +18,9 @@ import type { TokenSet, TokenStore, TokenStoreSetOptions } from './types.js';
  */
 export class MemoryTokenStore implements TokenStore {
   #tokens: TokenSet | undefined;
+  /** Set while the grant is marked dead (or the tokens removed): cleared by the next write of tokens. */
+  #mark: ReconnectMark | undefined;
+  #refreshedAt: number | undefined;
 
   constructor(tokens?: TokenSet) {
     this.#tokens = tokens === undefined ? undefined : copyTokenSet(tokens);
@@ -35,8 +39,32 @@ export class MemoryTokenStore implements TokenStore {
    */
   async set(tokens: TokenSet, options?: TokenStoreSetOptions): Promise<boolean> {
     if (!acceptsWrite(this.#tokens, tokens, options)) return false;
+    // Removed on purpose (`delete`): only a new sign-in (no `expectedRefreshToken`) stores tokens again.
+    if (this.#tokens === undefined && this.#mark !== undefined && options?.expectedRefreshToken !== undefined) return false;
     this.#tokens = copyTokenSet(tokens);
+    this.#mark = undefined;
+    this.#refreshedAt = Date.now();
     return true;
+  }
+
+  /** The tokens, the mark and when the tokens were written (see `TokenStore.getGrant`). */
+  async getGrant(): Promise<StoredGrant> {
+    const mark = this.#mark;
+    return { tokens: await this.get(), reconnect: mark && { ...mark }, refreshedAt: this.#refreshedAt };
+  }
+
+  /** Marks the grant dead while the store still holds `refused` and no mark; `true` when this call set it. */
+  async markReauthorizationRequired(reason: ReauthorizationReason, refused: TokenSet): Promise<boolean> {
+    if (this.#mark !== undefined || this.#tokens === undefined || this.#tokens.refreshToken !== refused.refreshToken) return false;
+    this.#mark = { reason, since: Date.now() };
+    return true;
+  }
+
+  /** Removes the tokens, leaving a mark (`no_tokens`) until the next `set` without `expectedRefreshToken`. */
+  async delete(): Promise<void> {
+    this.#tokens = undefined;
+    this.#refreshedAt = undefined;
+    this.#mark = { reason: 'no_tokens', since: Date.now() };
   }
 
   /** What `JSON.stringify` shows: whether tokens are held, never the tokens. */

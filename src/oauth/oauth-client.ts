@@ -47,9 +47,15 @@ export interface OAuthClientOptions {
    * Exceeding it throws `TimeoutError`.
    */
   timeoutMs?: number;
+  /**
+   * The service's token revocation endpoint (RFC 7009), if it has one: the spec shows none (README, "Assumptions").
+   * A path under `baseUrl` (`'/oauth/revoke'`) or an absolute URL. With it, `revoke()` (and `users.disconnect()`)
+   * revokes the refresh token at the service; without it, they send nothing.
+   */
+  revocationEndpoint?: string | URL;
 }
 
-const OAUTH_CLIENT_OPTIONS = /* @__PURE__ */ optionNames<OAuthClientOptions>({ baseUrl: 0, clientId: 0, clientSecret: 0, redirectUri: 0, issuer: 0, fetch: 0, timeoutMs: 0 });
+const OAUTH_CLIENT_OPTIONS = /* @__PURE__ */ optionNames<OAuthClientOptions>({ baseUrl: 0, clientId: 0, clientSecret: 0, redirectUri: 0, issuer: 0, fetch: 0, timeoutMs: 0, revocationEndpoint: 0 });
 
 /** What {@link OAuthClient.createAuthorizationUrl} returns. Keep `state` and `codeVerifier` server-side (session). */
 export interface AuthorizationRequest {
@@ -124,6 +130,7 @@ export class OAuthClient {
       issuer: options.issuer ?? base.href,
       authorization_endpoint: `${base.href}/oauth/authorize`,
       token_endpoint: `${base.href}/oauth/token`,
+      ...(options.revocationEndpoint === undefined ? {} : { revocation_endpoint: revocationEndpoint(options.revocationEndpoint, base.href) }),
     };
     this.#client = { client_id: options.clientId };
     const agent = userAgent(undefined);
@@ -234,6 +241,33 @@ export class OAuthClient {
   }
 
   /**
+   * Revokes the refresh token of `tokens` (or the token given) at the service's `revocationEndpoint` (RFC 7009): the
+   * service ends the grant. Resolves `true` once the service confirmed, `false` at once, sending nothing, when the
+   * client has no `revocationEndpoint`. A refused revocation is an `OAuthError`.
+   *
+   * @example
+   * await oauth.revoke(tokens) // the user disconnected the app
+   */
+  async revoke(tokens: TokenSet | string): Promise<boolean> {
+    if (this.#as.revocation_endpoint === undefined) return false;
+    const token = typeof tokens === 'string' ? tokens : (tokens?.refreshToken ?? tokens?.accessToken);
+    if (typeof token !== 'string' || token === '') invalidOption('tokens', 'must be a TokenSet or a token to revoke.');
+    const hint = typeof tokens !== 'string' && tokens.refreshToken === undefined ? 'access_token' : 'refresh_token';
+    let response: Response;
+    try {
+      response = await oauth.revocationRequest(this.#as, this.#client, this.#clientAuth, token, { ...this.#requestOptions, additionalParameters: { token_type_hint: hint } });
+    } catch (error) {
+      throw mapRequestError(error);
+    }
+    try {
+      await oauth.processRevocationResponse(response);
+    } catch (error) {
+      throw await mapResponseError(error, response.status, 'authorization_code', [this.#clientSecret, token]);
+    }
+    return true;
+  }
+
+  /**
    * One token request: timestamp, send, process, normalize, with every failure mapped to an SDK error. Both grants'
    * answers are RFC 6749 §5.1 token responses, read by oauth4webapi's one processor for them (the service is not an
    * OpenID provider: no id_token nonce or auth_time to check, and the OpenID code path would ship for nothing).
@@ -300,6 +334,13 @@ function scopeNames(value: unknown, option: string): readonly string[] {
   if (value == null) return [];
   if (!Array.isArray(value) || !value.every((scope) => typeof scope === 'string')) invalidOption(option, 'must be an array of scope names.');
   return value;
+}
+
+/** `revocationEndpoint`: a path under the base URL, or an absolute URL held to the base URL's rules. */
+function revocationEndpoint(value: unknown, base: string): string {
+  if (typeof value === 'string' && value.startsWith('/')) return `${base}${value}`;
+  if (typeof value !== 'string' && !(value instanceof URL)) invalidOption('revocationEndpoint', "must be a path under baseUrl ('/oauth/revoke') or an absolute URL.");
+  return checkBaseUrl(value, 'revocationEndpoint').href;
 }
 
 /** RFC 6749 §3.1.2: the redirection endpoint is an absolute URI; it is sent exactly as given. */

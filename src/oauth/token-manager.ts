@@ -7,7 +7,8 @@ import { MemoryTokenStore } from './memory-token-store.js';
 import { TokenRefresh } from './token-refresh.js';
 import { TokenStoreAdapter } from './token-store-adapter.js';
 import { describeTokens, tokenSetProblem } from './token-set.js';
-import type { AccessTokenProvider, TokenRefresher, TokenSet, TokenStore } from './types.js';
+import type { ReauthorizationReason, ReauthorizationRequiredError } from './errors.js';
+import type { AccessTokenProvider, StoredGrant, TokenRefresher, TokenSet, TokenStore } from './types.js';
 import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionalFunction, optionNames, refusal } from '../core/invalid-option.js';
 
 /** Refresh this long before expiry, so a token handed out stays valid through the request that uses it. */
@@ -63,9 +64,15 @@ export interface TokenManagerOptions {
    * manager writes, and a stored TokenSet stamped with another is refused (`TokenStoreError`), never used or written.
    */
   userId?: string;
+  /**
+   * @internal Called when the service refused the refresh token and this manager's mark of the dead grant was the
+   * one the store took (`TokenStore.markReauthorizationRequired` returned `true`): `UserClients` reports it then, once
+   * across the processes sharing the store.
+   */
+  onMarked?: (error: ReauthorizationRequiredError) => void;
 }
 
-const TOKEN_MANAGER_OPTIONS = /* @__PURE__ */ optionNames<TokenManagerOptions>({ oauth: 0, store: 0, refreshMarginMs: 0, onTokens: 0, storeTimeoutMs: 0, lockTimeoutMs: 0, userId: 0 });
+const TOKEN_MANAGER_OPTIONS = /* @__PURE__ */ optionNames<TokenManagerOptions>({ oauth: 0, store: 0, refreshMarginMs: 0, onTokens: 0, storeTimeoutMs: 0, lockTimeoutMs: 0, userId: 0, onMarked: 0 });
 
 /**
  * Hands out valid access tokens for one user, refreshing them as needed.
@@ -115,10 +122,10 @@ export class TokenManager implements AccessTokenProvider {
     this.refreshMarginMs = integerOption(options.refreshMarginMs, 'refreshMarginMs', DEFAULT_REFRESH_MARGIN_MS, 0, MAX_TIMEOUT_MS);
     const storeTimeoutMs = integerOption(options.storeTimeoutMs, 'storeTimeoutMs', DEFAULT_STORE_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
     const lockTimeoutMs = integerOption(options.lockTimeoutMs, 'lockTimeoutMs', DEFAULT_LOCK_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
-    const { oauth, onTokens, userId } = options;
+    const { oauth, onTokens, userId, onMarked } = options;
     const fresh = (this.#fresh = new FreshToken(this.refreshMarginMs));
     const adapter = (this.#store = new TokenStoreAdapter({ store, onTokens, storeTimeoutMs, userId }));
-    this.#refresh = new TokenRefresh({ oauth, store: adapter, fresh, lockTimeoutMs, storeTimeoutMs });
+    this.#refresh = new TokenRefresh({ oauth, store: adapter, fresh, lockTimeoutMs, storeTimeoutMs, onMarked });
     // Shown by console.log / util.inspect: the margin and the expiry, never a token.
     inspectAs(this, () => `TokenManager { refreshMarginMs: ${this.refreshMarginMs}, ${describeTokens(this.#fresh.tokens)} }`);
   }
@@ -197,6 +204,24 @@ export class TokenManager implements AccessTokenProvider {
   async saveUnsaved(): Promise<void> {
     await this.#refresh.settled();
     await this.#refresh.settlePending();
+  }
+
+  /** @internal Whether the store marks dead grants (see `TokenStore.getGrant`): then reported once across processes. */
+  get marks(): boolean {
+    return this.#store.marks;
+  }
+
+  /**
+   * @internal The store's grant (tokens, mark, when written), and why this process saw the held refresh token refused,
+   * if it did (`users.grantStatus`).
+   */
+  grant(): Promise<StoredGrant & { refused?: ReauthorizationReason | undefined }> {
+    return this.#refresh.grant();
+  }
+
+  /** @internal Removes the tokens from the store (`TokenStore.delete`) and from this manager (`users.disconnect`). */
+  removeTokens(): Promise<void> {
+    return this.#refresh.remove();
   }
 
   /** The current TokenSet, as the store holds it (`undefined` before `setTokens`). Treat it as a password. */

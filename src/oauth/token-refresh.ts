@@ -8,12 +8,12 @@
 import { ConnectionError, TimeoutError } from '../core/errors.js';
 import { requestNeverLeft } from '../core/scrub.js';
 import { timeBound, within } from '../core/time-bound.js';
-import { ReauthorizationRequiredError, TokenStoreError } from './errors.js';
+import { type ReauthorizationReason, ReauthorizationRequiredError, TokenStoreError } from './errors.js';
 import type { FreshToken, HoldOptions } from './fresh-token.js';
 import { newestKnown, recordRefused, recordRotation, recordStored, refreshOnce, refusedReason } from './shared-refresh.js';
 import type { Known, TokenStoreAdapter } from './token-store-adapter.js';
 import { copyTokenSet, sameTokens } from './token-set.js';
-import type { TokenRefresher, TokenSet } from './types.js';
+import type { StoredGrant, TokenRefresher, TokenSet } from './types.js';
 
 /** The longest pause between two tries of a save inside the lock: a live holder's next try comes sooner. */
 const SAVE_RETRY_MAX_MS = 1_000;
@@ -31,6 +31,8 @@ export interface TokenRefreshOptions {
   readonly fresh: FreshToken;
   readonly lockTimeoutMs: number;
   readonly storeTimeoutMs: number;
+  /** Called when this manager's mark of a dead grant was the one the store took (`markRefused`: `true`). */
+  readonly onMarked?: ((error: ReauthorizationRequiredError) => void) | undefined;
 }
 
 /** Tokens to save: obtained by a refresh, or written back to a store that lost them. */
@@ -129,7 +131,7 @@ export class TokenRefresh {
    */
   async #current(refused = 0): Promise<TokenSet> {
     for (; ; refused++) {
-      const stored = await this.#read();
+      const stored = await this.#readLive();
       const newest = newestKnown(this.#options.oauth, this.#held(stored));
       if (newest === stored) {
         this.#see(stored);
@@ -234,10 +236,10 @@ export class TokenRefresh {
    */
   async #refresh(stored: TokenSet, options: { rejected: string | undefined; inLock: boolean; retried?: boolean; resent?: boolean }): Promise<TokenSet> {
     const { oauth, store, fresh } = this.#options;
-    if (stored.refreshToken === undefined) throw new ReauthorizationRequiredError('no_refresh_token');
+    if (stored.refreshToken === undefined) return this.#endGrant(stored, new ReauthorizationRequiredError('no_refresh_token'), options.rejected);
     // Refused before in this process, and still what the store holds (just read): never sent again.
     const refusedFor = refusedReason(oauth, stored.refreshToken);
-    if (refusedFor !== undefined) throw new ReauthorizationRequiredError(refusedFor, { userClients: store.forUser });
+    if (refusedFor !== undefined) return this.#endGrant(stored, new ReauthorizationRequiredError(refusedFor, { userClients: store.forUser }), options.rejected);
     const startedAt = Date.now();
     let obtained: TokenSet;
     try {
@@ -250,16 +252,25 @@ export class TokenRefresh {
       recordRefused(oauth, stored.refreshToken, error.reason);
       const current = await this.#read(stored);
       if (current === undefined) throw error;
-      if (current.refreshToken === stored.refreshToken) {
-        await store.markRefused(error.reason, current);
-        throw error;
-      }
+      if (current.refreshToken === stored.refreshToken) return this.#endGrant(current, error, options.rejected);
       recordRotation(oauth, stored, current, 'observed');
       if (fresh.isUsable(current, options.rejected)) return this.#use(current);
       if (options.retried) throw error;
       return this.#refresh(current, { ...options, retried: true });
     }
     return this.#save({ tokens: store.stamp(obtained), expected: stored.refreshToken, startedAt }, options.inLock);
+  }
+
+  /**
+   * The service refused the refresh token of `tokens`, which the store still holds. While their access token is valid
+   * (not `rejected`, not expired), calls go on with it until it expires. Then the grant ends: the store is marked (only
+   * the process whose compare-and-set took the mark reports it, `onMarked`) and `error` thrown.
+   */
+  async #endGrant(tokens: TokenSet, error: ReauthorizationRequiredError, rejected: string | undefined): Promise<TokenSet> {
+    if (tokens.accessToken !== rejected && Date.now() < tokens.expiresAt) return this.#use(tokens, { toExpiry: true });
+    if ((await this.#options.store.markRefused(error.reason, tokens)) === true) this.#options.onMarked?.(error);
+    this.#options.fresh.drop();
+    throw error;
   }
 
   /**
@@ -393,6 +404,40 @@ export class TokenRefresh {
       return stored;
     }
     return copyTokenSet(pending.tokens); // the caller may change what it gets: not the tokens still to be saved
+  }
+
+  /**
+   * What the store holds, with its mark: a grant marked dead (or tokens removed) fails here, before any request, and
+   * nothing this manager holds is handed out or written back any more.
+   */
+  async #readLive(): Promise<TokenSet | undefined> {
+    const { tokens, reconnect } = await this.#options.store.readGrant(this.#known(undefined));
+    if (reconnect === undefined) return tokens;
+    this.#forget();
+    throw new ReauthorizationRequiredError(reconnect.reason, { userClients: this.#options.store.forUser });
+  }
+
+  /**
+   * The store's grant: its tokens and mark, and (`refused`) why this process saw the service refuse the refresh token
+   * it holds, if it did: all a store without marks can tell.
+   */
+  async grant(): Promise<StoredGrant & { refused?: ReauthorizationReason | undefined }> {
+    const grant = await this.#options.store.readGrant(this.#known(undefined));
+    return { ...grant, refused: refusedReason(this.#options.oauth, grant.tokens?.refreshToken) };
+  }
+
+  /** Removes the tokens from the store (`TokenStore.delete`) and from this manager: none is written back. */
+  async remove(): Promise<void> {
+    await this.settled();
+    await this.#options.store.remove();
+    this.#forget();
+  }
+
+  /** Drops every token this manager holds: the store marked the grant dead, or removed the tokens. */
+  #forget(): void {
+    this.#seen = undefined;
+    this.#pending = undefined;
+    this.#options.fresh.drop();
   }
 
   /** `store.get()`, bounded and checked; `involved`: tokens its error must not quote, besides those held. */

@@ -7,7 +7,7 @@ import { PostSchedError } from '../core/base-error.js';
 import { timeBound } from '../core/time-bound.js';
 import { type ReauthorizationReason, TokenStoreError, type TokenStoreOperation } from './errors.js';
 import { copyTokenSet, isOtherUsers, parseTokenSet } from './token-set.js';
-import type { TokenSet, TokenStore, TokenStoreLockOptions } from './types.js';
+import type { ReconnectMark, StoredGrant, TokenSet, TokenStore, TokenStoreLockOptions } from './types.js';
 
 export interface TokenStoreAdapterOptions {
   readonly store: TokenStore;
@@ -36,9 +36,28 @@ export class TokenStoreAdapter {
     return this.#options.userId !== undefined;
   }
 
+  /**
+   * Whether the store marks dead grants (`getGrant` and `markReauthorizationRequired`): each is then reported once
+   * across the processes sharing it, by the one that set the mark.
+   */
+  get marks(): boolean {
+    const { store } = this.#options;
+    return typeof store.getGrant === 'function' && typeof store.markReauthorizationRequired === 'function';
+  }
+
   /** `store.get()`, bounded and checked (see `check`). */
   async read(known: Known): Promise<TokenSet | undefined> {
     return this.check(await this.#call('get', () => this.#options.store.get(), known));
+  }
+
+  /** The tokens and the store's mark in one read (`getGrant`; a store without it: `get()`, and no mark), checked. */
+  async readGrant(known: Known): Promise<StoredGrant> {
+    const { store } = this.#options;
+    if (!this.marks) return { tokens: await this.read(known) };
+    const grant = await this.#call('get', () => store.getGrant!(), known);
+    if (typeof grant !== 'object' || grant === null) throw new TokenStoreError('get', new TypeError('getGrant() must return { tokens, reconnect? }'));
+    const { reconnect, refreshedAt } = grant;
+    return { tokens: this.check(grant.tokens), reconnect: isMark(reconnect) ? reconnect : undefined, refreshedAt: typeof refreshedAt === 'number' ? refreshedAt : undefined };
   }
 
   /**
@@ -76,11 +95,22 @@ export class TokenStoreAdapter {
     if (onTokens !== undefined) await this.#call('onTokens', async () => onTokens(tokens), known);
   }
 
-  /** Tells a store that records it (`TokenStore.markReauthorizationRequired`) that these tokens were refused; best effort. */
-  async markRefused(reason: ReauthorizationReason, refused: TokenSet): Promise<void> {
+  /**
+   * Tells a store that records it (`TokenStore.markReauthorizationRequired`) that these tokens were refused; best
+   * effort. `true`: this call set the mark; `false`: it was set already, or the store moved on; `undefined`: the store
+   * has no marks, or failed.
+   */
+  async markRefused(reason: ReauthorizationReason, refused: TokenSet): Promise<boolean | undefined> {
     const { store } = this.#options;
-    if (typeof store.markReauthorizationRequired !== 'function') return;
-    await this.#call('set', () => store.markReauthorizationRequired!(reason, refused), [refused]).catch(noop);
+    if (typeof store.markReauthorizationRequired !== 'function') return undefined;
+    const marked = await this.#call('set', () => store.markReauthorizationRequired!(reason, refused), [refused]).catch(noop);
+    return typeof marked === 'boolean' && this.marks ? marked : undefined;
+  }
+
+  /** `store.delete()` (bounded): the tokens removed for good. */
+  async remove(): Promise<void> {
+    const { store } = this.#options;
+    await this.#call('set', () => store.delete!(), []);
   }
 
   /** `store.lock`, its foreign errors wrapped (not bounded here: the refresh bounds the wait and the settling). */
@@ -114,3 +144,11 @@ export class TokenStoreAdapter {
 }
 
 function noop(): void {}
+
+const REASONS: ReadonlySet<unknown> = new Set(['invalid_grant', 'no_tokens', 'no_refresh_token', 'refresh_outcome_unknown']);
+
+/** A `ReconnectMark` as a custom store may return it: a known reason and a time. */
+function isMark(value: unknown): value is ReconnectMark {
+  const mark = value as ReconnectMark | undefined;
+  return typeof mark === 'object' && mark !== null && REASONS.has(mark.reason) && Number.isFinite(mark.since);
+}

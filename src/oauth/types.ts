@@ -75,14 +75,46 @@ export interface TokenStore {
    */
   lock?<T>(fn: () => Promise<T>, options?: TokenStoreLockOptions<T>): Promise<T>;
   /**
-   * Optional: called once the service refused the stored refresh token (`invalid_grant`, after the manager re-read
-   * the store and found the refused tokens still there), just before the manager throws
-   * `ReauthorizationRequiredError`. `tokens`: the refused tokens. A store that records that a user must connect again
-   * (`PostgresTokenStore`: the `needs_reconnect_reason` and `needs_reconnect_since` columns) does it here, and clears
-   * it on its next write of tokens (a `connect`). Bounded by `storeTimeoutMs`; a failure is ignored (the
-   * `ReauthorizationRequiredError` is what the caller gets).
+   * Optional, with `markReauthorizationRequired`: the stored tokens and the store's mark, read together in one step.
+   * The manager reads through it instead of `get()`: a grant marked dead (or tokens removed by `delete()`) fails at
+   * once with `ReauthorizationRequiredError`, in every process, without a token request or an API call.
    */
-  markReauthorizationRequired?(reason: ReauthorizationReason, tokens: TokenSet): Promise<void>;
+  getGrant?(): Promise<StoredGrant>;
+  /**
+   * Optional: called once the service refused the stored refresh token (`invalid_grant`, after the manager re-read
+   * the store and found the refused tokens still there, and the access token held has expired), just before the
+   * manager throws `ReauthorizationRequiredError`. `refused`: the refused tokens. A store that records that a user must
+   * connect again (`ReconnectMark`: the built-in stores) sets the mark here, only while it still holds `refused` and no
+   * mark, and clears it on its next write of tokens (a `connect`). Return whether this call set the mark: across the
+   * processes sharing the store, only the one that set it reports the dead grant (`onReauthorizationRequired`). A store
+   * that returns nothing (or has no `getGrant`) keeps the report per process. Bounded by `storeTimeoutMs`; a failure
+   * is ignored (the `ReauthorizationRequiredError` is what the caller gets).
+   */
+  markReauthorizationRequired?(reason: ReauthorizationReason, refused: TokenSet): Promise<void | boolean>;
+  /**
+   * Optional: removes the stored tokens for good (`users.disconnect`). A store with marks leaves one (reason
+   * `no_tokens`), so that a manager of another process holding the tokens never writes them back (a compare-and-set
+   * against "nothing stored" is refused while it is there); the next write of tokens (`connect`) clears it.
+   */
+  delete?(): Promise<void>;
+}
+
+/** A store's record that a user's grant is dead (or their tokens were removed), until the next write of tokens. */
+export interface ReconnectMark {
+  /** Why: the `reason` of the `ReauthorizationRequiredError` that ended the grant (`no_tokens`: removed by `delete()`). */
+  reason: ReauthorizationReason;
+  /** When the mark was set, in epoch milliseconds. */
+  since: number;
+}
+
+/** What `TokenStore.getGrant` reads in one step. */
+export interface StoredGrant {
+  /** The stored TokenSet, or `undefined`. */
+  tokens: TokenSet | undefined;
+  /** Present while the store marks the grant dead (or removed). */
+  reconnect?: ReconnectMark | undefined;
+  /** When tokens were last written (a refresh or a connect), in epoch milliseconds, where the store keeps it. */
+  refreshedAt?: number | undefined;
 }
 
 /** What `TokenManager` passes to `TokenStore.lock`. */
@@ -132,4 +164,9 @@ export interface TokenRefresher {
    * @deprecated Not read any more: a store's lock no longer lasts a refresh's bound (see the stores' `lockTtlMs`).
    */
   readonly timeoutMs?: number;
+  /**
+   * Optional: revokes the grant of `tokens` at the service (`OAuthClient.revoke`, RFC 7009), `users.disconnect()` calls
+   * it; resolves `false` when nothing was sent (no revocation endpoint configured).
+   */
+  revoke?(tokens: TokenSet): Promise<boolean>;
 }

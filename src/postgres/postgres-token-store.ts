@@ -6,7 +6,7 @@
 import { constructorOptions, integerOption, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
 import { checkWellFormedId } from '../core/well-formed-id.js';
 import type { ReauthorizationReason } from '../oauth/errors.js';
-import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
+import type { ReconnectMark, StoredGrant, TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { type EncryptionKey, storeCipher } from '../store/token-cipher.js';
 import { type Lease, lockTimes } from '../store/lease-lock.js';
 import { StoredTokens, type StoreWrites } from '../store/stored-tokens.js';
@@ -134,15 +134,28 @@ export class PostgresTokenStore implements TokenStore {
   }
 
   /**
-   * Called by `TokenManager` when the service refused the stored refresh token: sets `needs_reconnect_reason` and
-   * `needs_reconnect_since` (kept from the first refusal) while the row still holds `tokens`. The next write of
-   * tokens (`connect`) clears them.
+   * The stored tokens, the mark of a dead grant (`needs_reconnect_reason`, `needs_reconnect_since`) and `refreshed_at`,
+   * in one statement.
    */
-  async markReauthorizationRequired(reason: ReauthorizationReason, tokens: TokenSet): Promise<void> {
-    let seen = this.#values.seen;
-    if (seen === undefined || seen.tokens?.refreshToken !== tokens.refreshToken) seen = await this.#values.decode(await this.#statements.read());
-    if (seen.raw === null || seen.tokens?.refreshToken !== tokens.refreshToken) return;
-    await this.#connection.count('set', this.#sql.markReconnect, [this.#key, reason, seen.raw]);
+  getGrant(): Promise<StoredGrant> {
+    return this.#values.getGrant();
+  }
+
+  /**
+   * Called by `TokenManager` when the service refused the stored refresh token: sets `needs_reconnect_reason` and
+   * `needs_reconnect_since` only while the row still holds `refused` and no mark (one statement); `true` when this call
+   * set them. The next write of tokens (`connect`) clears them.
+   */
+  markReauthorizationRequired(reason: ReauthorizationReason, refused: TokenSet): Promise<boolean> {
+    return this.#values.mark(reason, refused);
+  }
+
+  /**
+   * Deletes the tokens (`users.disconnect`): `tokens` and `refreshed_at` set to NULL, the mark `no_tokens` left, so a
+   * manager of another process never writes its copy back; the next `set` without `expectedRefreshToken` clears it.
+   */
+  delete(): Promise<void> {
+    return this.#values.delete();
   }
 
   [Symbol.for('nodejs.util.inspect.custom')](): string {
@@ -179,6 +192,25 @@ class PgStatements implements Lease, StoreWrites {
   async read(): Promise<unknown> {
     const [row] = await this.#connection.rows('get', this.#sql.get, [this.#key]);
     return row?.['tokens'];
+  }
+
+  async readGrant(): Promise<{ value: unknown; reconnect: ReconnectMark | undefined; refreshedAt: number | undefined }> {
+    const [row] = await this.#connection.rows('get', this.#sql.getGrant, [this.#key]);
+    const reason = row?.['reason'];
+    const refreshedAt = row?.['refreshed_at'];
+    return {
+      value: row?.['tokens'],
+      reconnect: typeof reason === 'string' ? ({ reason, since: Number(row?.['since']) } as ReconnectMark) : undefined,
+      refreshedAt: refreshedAt === null || refreshedAt === undefined ? undefined : Number(refreshedAt),
+    };
+  }
+
+  async markIfUnchanged(current: string, mark: ReconnectMark): Promise<boolean> {
+    return (await this.#connection.count('set', this.#sql.markReconnect, [this.#key, mark.reason, current])) === 1;
+  }
+
+  async remove(): Promise<void> {
+    await this.#connection.count('set', this.#sql.remove, [this.#key]);
   }
 
   async writeIfUnchanged(current: string | null, value: string): Promise<boolean> {

@@ -3,6 +3,7 @@
  * given once), lists the grants from the table's columns, and claims the due grants of the sweep
  * (`UserClients.keepGrantsAlive`) with `FOR UPDATE SKIP LOCKED`.
  */
+import type { ReauthorizationReason } from '../oauth/errors.js';
 import { randomUUID } from 'node:crypto';
 import { constructorOptions, integerOption, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
 import { type GrantClaims, type GrantPage, type GrantsOptions, grantsOptions, type KeepAlive, type KeepGrantsAliveOptions, type KeepGrantsAliveResult, SNAPSHOT, sweepGrants, sweepOptions, type TokenSpace } from '../store/grant-space.js';
@@ -75,7 +76,7 @@ export class PostgresTokenTable implements TokenSpace {
       const refreshed = row['refreshed'];
       return {
         userId: String(row['key']),
-        ...(typeof reason === 'string' ? { status: 'needs_reconnect' as const, reason, since: Number(row['since']) } : { status: 'connected' as const }),
+        ...(typeof reason === 'string' ? { status: 'needs_reconnect' as const, reason: reason as ReauthorizationReason, since: Number(row['since']) } : { status: 'connected' as const }),
         ...(refreshed === null || refreshed === undefined ? {} : { refreshedAt: Number(refreshed) }),
       };
     });

@@ -59,14 +59,21 @@ function makeStatements(table: string) {
   const lease = `now() + $3::integer * interval '1 millisecond'`;
   return {
     get: `SELECT tokens FROM ${table} WHERE key = $1`,
+    /** The tokens, the mark and when the tokens were written (epoch ms). */
+    getGrant: `SELECT tokens, needs_reconnect_reason AS reason, floor(extract(epoch FROM needs_reconnect_since) * 1000) AS since,
+      floor(extract(epoch FROM refreshed_at) * 1000) AS refreshed_at FROM ${table} WHERE key = $1`,
     /** A waiter's look: the tokens, and whether the lock is held. */
     look: `SELECT tokens, (lock_owner IS NOT NULL AND lock_expires_at > now()) AS held FROM ${table} WHERE key = $1`,
     /** $2 value. A new sign-in replaces whatever is stored. */
     set: `INSERT INTO ${table} AS t (key, tokens, refreshed_at) VALUES ($1, $2, now())
       ON CONFLICT (key) DO UPDATE SET tokens = excluded.tokens, ${written}`,
-    /** $2 value, $3 the value read (NULL: none): written only while the row still holds exactly that. */
+    /**
+     * $2 value, $3 the value read (NULL: none): written only while the row still holds exactly that; never over tokens
+     * removed on purpose (`remove`: no tokens, a mark).
+     */
     setIfUnchanged: `INSERT INTO ${table} AS t (key, tokens, refreshed_at) VALUES ($1, $2, now())
       ON CONFLICT (key) DO UPDATE SET tokens = excluded.tokens, ${written} WHERE t.tokens IS NOT DISTINCT FROM $3
+      AND (t.tokens IS NOT NULL OR t.needs_reconnect_reason IS NULL)
       RETURNING 1`,
     /** $2 value, $3 owner: written only while the lock is still that holder's. */
     setIfLockOwner: `UPDATE ${table} SET tokens = $2, ${written} WHERE key = $1 AND lock_owner = $3 AND lock_expires_at > now()`,
@@ -88,9 +95,12 @@ function makeStatements(table: string) {
     page: `SELECT key FROM ${table} WHERE key > $1 ORDER BY key LIMIT $2`,
     /** Key rotation's compare-and-set: $2 the re-encrypted value, $3 the value read; the other columns are left alone. */
     reencrypt: `UPDATE ${table} SET tokens = $2 WHERE key = $1 AND tokens = $3`,
-    /** $2 reason, $3 the value whose refresh token was refused: marked only while the row still holds it. */
-    markReconnect: `UPDATE ${table} SET needs_reconnect_reason = $2, needs_reconnect_since = COALESCE(needs_reconnect_since, now())
-      WHERE key = $1 AND tokens = $3`,
+    /** $2 reason, $3 the value whose refresh token was refused: marked only while the row still holds it, unmarked. */
+    markReconnect: `UPDATE ${table} SET needs_reconnect_reason = $2, needs_reconnect_since = now()
+      WHERE key = $1 AND tokens = $3 AND needs_reconnect_reason IS NULL`,
+    /** The tokens removed on purpose (a disconnect): none left, and the mark `no_tokens` that keeps them from being written back. */
+    remove: `INSERT INTO ${table} AS t (key, needs_reconnect_reason, needs_reconnect_since) VALUES ($1, 'no_tokens', now())
+      ON CONFLICT (key) DO UPDATE SET tokens = NULL, refreshed_at = NULL, needs_reconnect_reason = 'no_tokens', needs_reconnect_since = now()`,
   };
 }
 

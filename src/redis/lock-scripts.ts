@@ -69,15 +69,56 @@ return 0
  * (TokenStoreSetOptions.expectedRefreshToken); this makes the decision and the write one atomic step, so a late
  * or repeated write can never put older tokens over a newer rotation. No format change: older SDK versions
  * sharing the key read and write it as before.
- * KEYS[1] token key; ARGV[1] value read, ARGV[2] value to write, ARGV[3] '1' when nothing was stored. Returns 1 or 0.
+ * KEYS[1] token key, KEYS[2] (RedisTokenStore) its mark `${key}:reconnect`: a write over nothing is refused while it
+ * says the tokens were removed on purpose (`"of":""`, see REMOVE_TOKENS); ARGV[1] value read, ARGV[2] value to write,
+ * ARGV[3] '1' when nothing was stored. Returns 1 or 0.
  */
 export const SET_IF_UNCHANGED = defineScript(`
 local current = redis.call('GET', KEYS[1])
 if ARGV[3] == '1' then
   if current then return 0 end
+  if KEYS[2] then
+    local mark = redis.call('GET', KEYS[2])
+    if mark and string.find(mark, '"of":""', 1, true) then return 0 end
+  end
 elseif current ~= ARGV[1] then
   return 0
 end
 redis.call('SET', KEYS[1], ARGV[2])
+return 1
+`);
+
+/**
+ * RedisTokenStore's plain write (a new sign-in): the tokens, and the mark cleared.
+ * KEYS[1] token key, KEYS[2] its mark; ARGV[1] value. Returns 1.
+ */
+export const WRITE_TOKENS = defineScript(`
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('DEL', KEYS[2])
+return 1
+`);
+
+/**
+ * RedisTokenStore's mark of a dead grant: set only while the key holds exactly the refused value and no mark of that
+ * value stands. The mark names the value it is about (`"of":"<SHA-1 of the value>"`): a later write of tokens makes it
+ * stale without touching it (a save costs no command for the mark), and a reader ignores a stale one.
+ * KEYS[1] token key, KEYS[2] its mark; ARGV[1] the refused value, ARGV[2] the mark (JSON), ARGV[3] its `"of":"…"`.
+ * Returns 1 when set, else 0.
+ */
+export const MARK_IF_UNCHANGED = defineScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local mark = redis.call('GET', KEYS[2])
+if mark and string.find(mark, ARGV[3], 1, true) then return 0 end
+redis.call('SET', KEYS[2], ARGV[2])
+return 1
+`);
+
+/**
+ * RedisTokenStore's removal of the tokens (a disconnect): the value deleted, the mark (reason no_tokens, `"of":""`: of
+ * no value) left. KEYS[1] token key, KEYS[2] its mark; ARGV[1] the mark (JSON). Returns 1.
+ */
+export const REMOVE_TOKENS = defineScript(`
+redis.call('DEL', KEYS[1])
+redis.call('SET', KEYS[2], ARGV[1])
 return 1
 `);

@@ -10,6 +10,7 @@
  * time: the grant looks due early, the sweep refreshes it (once more than needed) and that write mends the index.
  * A grant never written through a store of the space (tokens stored before) is not in the index: `reindex()` adds it.
  */
+import type { ReauthorizationReason } from '../oauth/errors.js';
 import { createHash, randomUUID } from 'node:crypto';
 import { constructorOptions, integerOption, invalidOption, invalidValue, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
 import type { TokenSet, TokenStoreSetOptions } from '../oauth/types.js';
@@ -239,7 +240,7 @@ function grantOf(userId: string, mark: unknown, time: unknown): GrantInfo {
   return {
     ...grant,
     status: 'needs_reconnect',
-    ...(typeof parsed.reason === 'string' ? { reason: parsed.reason } : {}),
+    ...(typeof parsed.reason === 'string' ? { reason: parsed.reason as ReauthorizationReason } : {}),
     ...(typeof parsed.since === 'number' ? { since: parsed.since } : {}),
   };
 }

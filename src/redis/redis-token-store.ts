@@ -5,11 +5,13 @@
  */
 import { constructorOptions, integerOption, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
 import { checkWellFormedId } from '../core/well-formed-id.js';
-import type { TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
+import type { ReauthorizationReason } from '../oauth/errors.js';
+import type { ReconnectMark, StoredGrant, TokenSet, TokenStore, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { type Lease, lockTimes } from '../store/lease-lock.js';
+import { toHex } from '../core/bytes.js';
 import { SharedTokenStoreError } from '../store/errors.js';
 import { StoredTokens, type StoreWrites } from '../store/stored-tokens.js';
-import { EXTEND_LOCK, RELEASE_LOCK, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED, TAKE_LOCK } from './lock-scripts.js';
+import { EXTEND_LOCK, MARK_IF_UNCHANGED, RELEASE_LOCK, REMOVE_TOKENS, SET_IF_LOCK_OWNER, SET_IF_UNCHANGED, TAKE_LOCK, WRITE_TOKENS } from './lock-scripts.js';
 import { RedisConnection, redisUnavailable, withHashTag, type RedisClientLike } from './redis-connection.js';
 import { type EncryptionKey, storeCipher } from '../store/token-cipher.js';
 
@@ -23,7 +25,8 @@ export interface RedisTokenStoreOptions {
    */
   redis: RedisClientLike;
   /**
-   * The Redis key holding this user's tokens, e.g. `postsched:tokens:user_42`. The lock lives at `${key}:lock`.
+   * The Redis key holding this user's tokens, e.g. `postsched:tokens:user_42`. The lock lives at `${key}:lock`, the
+   * mark of a dead grant (`getGrant`) at `${key}:reconnect`.
    * On Redis Cluster put a hash tag in it (`postsched:tokens:{user_42}`) so both keys share a slot: with a cluster
    * client a key without one is refused at construction, and a `CROSSSLOT` answer is a `SharedTokenStoreError` with
    * `code: 'cross_slot'`.
@@ -109,7 +112,7 @@ export class RedisTokenStore implements TokenStore {
     }
     const cipher = storeCipher(options.encryptionKey);
     this.#encrypted = cipher !== undefined;
-    this.#values = new StoredTokens({ store: 'redis', key, operation: 'get' }, cipher, new RedisCommands(this.#connection, key, this.#lockKey), { ttlMs, waitMs: lockWaitMs });
+    this.#values = new StoredTokens({ store: 'redis', key, operation: 'get' }, cipher, new RedisCommands(this.#connection, key, this.#lockKey, `${key}:reconnect`), { ttlMs, waitMs: lockWaitMs });
   }
 
   /** The Redis key of the tokens. */
@@ -134,6 +137,24 @@ export class RedisTokenStore implements TokenStore {
    */
   set(tokens: TokenSet, options?: TokenStoreSetOptions): Promise<boolean> {
     return this.#values.set(tokens, options);
+  }
+
+  /** Deletes the tokens (`users.disconnect`), leaving `${key}:reconnect` (`no_tokens`): no process writes them back. */
+  delete(): Promise<void> {
+    return this.#values.delete();
+  }
+
+  /** The tokens and the mark of a dead grant (`${key}:reconnect`: `{ reason, since }`) in one `MGET`; no `refreshedAt`. */
+  getGrant(): Promise<StoredGrant> {
+    return this.#values.getGrant();
+  }
+
+  /**
+   * Sets `${key}:reconnect` (a script) while the key holds `refused` and no mark of it stands: `true` when this call set
+   * it. The mark names the value (its SHA-1): a later write of tokens makes it stale at no cost, `connect` deletes it.
+   */
+  markReauthorizationRequired(reason: ReauthorizationReason, refused: TokenSet): Promise<boolean> {
+    return this.#values.mark(reason, refused);
   }
 
   /**
@@ -188,27 +209,46 @@ class RedisCommands implements Lease, StoreWrites {
   readonly #connection: RedisConnection;
   readonly #key: string;
   readonly #lockKey: string;
+  readonly #markKey: string;
 
-  constructor(connection: RedisConnection, key: string, lockKey: string) {
+  constructor(connection: RedisConnection, key: string, lockKey: string, markKey: string) {
     this.#connection = connection;
     this.#key = key;
     this.#lockKey = lockKey;
+    this.#markKey = markKey;
   }
 
   read(): Promise<unknown> {
     return this.#connection.command('get', ['GET', this.#key]);
   }
 
+  /** The value and its mark: one that names another value (written since) is stale, no mark. */
+  async readGrant(): Promise<{ value: unknown; reconnect: ReconnectMark | undefined }> {
+    const [value, stored] = (await this.#connection.command('get', ['MGET', this.#key, this.#markKey])) as [unknown, unknown];
+    const mark = parseMark(stored);
+    const of = value === null || value === undefined ? '' : mark && (await fingerprint(String(value)));
+    return { value, reconnect: mark !== undefined && mark.of === of ? { reason: mark.reason, since: mark.since } : undefined };
+  }
+
   async writeIfUnchanged(current: string | null, value: string): Promise<boolean> {
-    return (await this.#connection.script('set', SET_IF_UNCHANGED, [this.#key], [current ?? '', value, current === null ? '1' : '0'])) === 1;
+    return (await this.#connection.script('set', SET_IF_UNCHANGED, [this.#key, this.#markKey], [current ?? '', value, current === null ? '1' : '0'])) === 1;
   }
 
   async write(value: string): Promise<void> {
-    await this.#connection.command('set', ['SET', this.#key, value]);
+    await this.#connection.script('set', WRITE_TOKENS, [this.#key, this.#markKey], [value]);
   }
 
   async writeIfOwner(value: string, owner: string): Promise<boolean> {
     return (await this.#connection.script('set', SET_IF_LOCK_OWNER, [this.#lockKey, this.#key], [owner, value])) === 1;
+  }
+
+  async markIfUnchanged(current: string, mark: ReconnectMark): Promise<boolean> {
+    const of = await fingerprint(current);
+    return (await this.#connection.script('set', MARK_IF_UNCHANGED, [this.#key, this.#markKey], [current, JSON.stringify({ ...mark, of }), `"of":"${of}"`])) === 1;
+  }
+
+  async remove(mark: ReconnectMark): Promise<void> {
+    await this.#connection.script('set', REMOVE_TOKENS, [this.#key, this.#markKey], [JSON.stringify({ ...mark, of: '' })]);
   }
 
   lockLost(): Error {
@@ -247,6 +287,22 @@ class RedisCommands implements Lease, StoreWrites {
     const [stored, lock] = (await this.#connection.command('lock', ['MGET', this.#key, this.#lockKey])) as [unknown, unknown];
     return { stored, held: lock !== null && lock !== undefined };
   }
+}
+
+/** The mark as stored (JSON `{ reason, since, of }`); anything else (a foreign value) is no mark. */
+function parseMark(stored: unknown): (ReconnectMark & { of: string }) | undefined {
+  if (stored === null || stored === undefined) return undefined;
+  try {
+    const { reason, since, of } = JSON.parse(String(stored)) as Partial<ReconnectMark & { of: string }>;
+    return typeof reason === 'string' && typeof since === 'number' && typeof of === 'string' ? { reason, since, of } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Which value a mark is about: the SHA-1 of the stored value, in hex (a digest: no token can be read from it). */
+async function fingerprint(value: string): Promise<string> {
+  return toHex(new Uint8Array(await crypto.subtle.digest('SHA-1', new TextEncoder().encode(value))));
 }
 
 /** Redis Cluster's rule: a non-empty `{…}` (the first `{` and the first `}` after it) is what is hashed. */

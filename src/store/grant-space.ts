@@ -10,33 +10,44 @@
  * time between two sweeps.
  */
 import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
+import type { ReauthorizationReason } from '../oauth/errors.js';
 import type { TokenSet, TokenStore } from '../oauth/types.js';
 
-/** A grant's state in its store: `connected`, or `needs_reconnect` (the service refused its refresh token). */
-export type GrantStatus = 'connected' | 'needs_reconnect';
+/** A user's grant as the store holds it: what `users.grantStatus(userId)` returns. */
+export interface GrantStatus {
+  /**
+   * `connected`: tokens are stored and usable as far as the store knows; `needs_reconnect`: the grant is dead (the
+   * refresh token was refused), the user must go through the authorization flow and `connect` again; `none`: no tokens
+   * are stored (never connected, or `disconnect`ed).
+   */
+  status: 'connected' | 'needs_reconnect' | 'none';
+  /** Why the grant is dead (`needs_reconnect`): the `reason` of the `ReauthorizationRequiredError` that ended it. */
+  reason?: ReauthorizationReason;
+  /** Since when the grant is dead, in epoch milliseconds, where the store keeps it (every built-in store). */
+  since?: number;
+  /** When tokens were last written (a refresh or a connect), in epoch milliseconds, where the store keeps it (`PostgresTokenStore`, `MemoryTokenStore`). */
+  refreshedAt?: number;
+}
+
+/** The states `grants()` lists (a user without tokens has no row or key to list). */
+export type ListedStatus = Exclude<GrantStatus['status'], 'none'>;
 
 /** Options of `grants()` on a `PostgresTokenTable` or a `RedisTokenSpace`. */
 export interface GrantsOptions {
   /** Only the grants in this state. Default: every grant. */
-  status?: GrantStatus;
+  status?: ListedStatus;
   /** The page's size, 1 to 1 000. Default 100. */
   limit?: number;
   /** The `next` of the page before (keyset paging, in user-id order); absent: the first page. */
   after?: string | undefined;
 }
 
-/** One grant as `grants()` lists it. Never a token. */
-export interface GrantInfo {
+/** One grant as `grants()` lists it: its user and its `GrantStatus`. Never a token. */
+export interface GrantInfo extends GrantStatus {
   /** Your user's id (the store's `key`). */
   userId: string;
   /** The grant's state. */
-  status: GrantStatus;
-  /** Why the grant needs reconnecting (the `ReauthorizationRequiredError` reason), for `needs_reconnect`. */
-  reason?: string;
-  /** Since when it needs reconnecting, epoch ms, for `needs_reconnect`. */
-  since?: number;
-  /** When its tokens were last written (a refresh or a connect), epoch ms, when the store knows. */
-  refreshedAt?: number;
+  status: ListedStatus;
 }
 
 /** A page of `grants()`. */
@@ -124,7 +135,7 @@ export function sweepOptions(options: KeepGrantsAliveOptions): { windowMs: numbe
 }
 
 /** The checked options of `grants()`. */
-export function grantsOptions(options: GrantsOptions = {}): { status: GrantStatus | undefined; limit: number; after: string } {
+export function grantsOptions(options: GrantsOptions = {}): { status: ListedStatus | undefined; limit: number; after: string } {
   const { status, limit, after = '' } = checkOptions(options, GRANTS_OPTIONS, 'grants()');
   if (status !== undefined && status !== 'connected' && status !== 'needs_reconnect') invalidOption('status', "must be 'connected' or 'needs_reconnect' (or left out: every grant).");
   if (typeof after !== 'string') invalidOption('after', 'must be the `next` of the page before.');

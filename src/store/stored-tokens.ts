@@ -7,7 +7,8 @@
  * exactly the value read.
  */
 import { acceptsWrite, copyTokenSet } from '../oauth/token-set.js';
-import type { TokenSet, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
+import type { ReauthorizationReason } from '../oauth/errors.js';
+import type { ReconnectMark, StoredGrant, TokenSet, TokenStoreLockOptions, TokenStoreSetOptions } from '../oauth/types.js';
 import { type StoreFailureSite, UnreadableValue, unreadableTokens } from './errors.js';
 import { type Lease, LeaseLock } from './lease-lock.js';
 import type { TokenCipher } from './token-cipher.js';
@@ -32,6 +33,16 @@ export interface StoreWrites {
   write(value: string): Promise<void>;
   /** Writes only while the lock is `owner`'s: `true` when written. */
   writeIfOwner(value: string, owner: string): Promise<boolean>;
+  /**
+   * Every write of tokens above clears the mark (`ReconnectMark`); `writeIfUnchanged` with `current` `null` is refused
+   * while a mark stands over no tokens (removed on purpose: `remove`). These read and set it:
+   * The value under the key and the mark, in one step of the store.
+   */
+  readGrant(): Promise<{ value: unknown; reconnect: ReconnectMark | undefined; refreshedAt?: number | undefined }>;
+  /** Sets `mark` only while the key holds exactly `current` and no mark: `true` when set. One atomic step. */
+  markIfUnchanged(current: string, mark: ReconnectMark): Promise<boolean>;
+  /** Removes the value, leaving `mark` (reason `no_tokens`). One atomic step. */
+  remove(mark: ReconnectMark): Promise<void>;
   /** The store's error for a write refused because the lock expired (`code: 'lock_lost'`). */
   lockLost(): Error;
 }
@@ -61,6 +72,30 @@ export class StoredTokens {
   async get(): Promise<TokenSet | undefined> {
     const { tokens } = await this.decode(await this.#commands.read());
     return tokens && copyTokenSet(tokens);
+  }
+
+  /** `TokenStore.getGrant`: a copy of the stored tokens, and the mark, read in one step. */
+  async getGrant(): Promise<StoredGrant> {
+    const { value, reconnect, refreshedAt } = await this.#commands.readGrant();
+    const { tokens } = await this.decode(value);
+    return { tokens: tokens && copyTokenSet(tokens), reconnect, refreshedAt };
+  }
+
+  /**
+   * `TokenStore.markReauthorizationRequired`: marks the grant dead while the key still holds the `refused` tokens
+   * (the value last seen, or read again) and no mark; `true` when this call set it.
+   */
+  async mark(reason: ReauthorizationReason, refused: TokenSet): Promise<boolean> {
+    let seen = this.#seen;
+    if (seen === undefined || seen.tokens?.refreshToken !== refused.refreshToken) seen = await this.decode(await this.#commands.read());
+    if (seen.raw === null || seen.tokens?.refreshToken !== refused.refreshToken) return false;
+    return this.#commands.markIfUnchanged(seen.raw, { reason, since: Date.now() });
+  }
+
+  /** `TokenStore.delete`: removes the tokens, leaving a mark (`no_tokens`) that keeps them from being written back. */
+  async delete(): Promise<void> {
+    await this.#commands.remove({ reason: 'no_tokens', since: Date.now() });
+    this.#seen = undefined;
   }
 
   /** `TokenStore.lock`: runs `fn` holding the lease lock. */

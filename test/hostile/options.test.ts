@@ -62,7 +62,7 @@ describe('a misspelt option is refused by name, with the closest one', () => {
 
   it('names the option that is not one, never its value', () => {
     const error = refusal(() => new OAuthClient({ baseUrl: 'https://api.example', clientId: 'c', clientSecret: 's', redirectUri: 'https://app.example/cb', client_secret: 'cs_SECRET' } as never));
-    expect(error.message).toMatch(/^`client_secret` is not an option of new OAuthClient\(\) \(it takes baseUrl, clientId, clientSecret, redirectUri, issuer, fetch, timeoutMs\)\. Did you mean `clientSecret`\?$/);
+    expect(error.message).toMatch(/^`client_secret` is not an option of new OAuthClient\(\) \(it takes baseUrl, clientId, clientSecret, redirectUri, issuer, fetch, timeoutMs, revocationEndpoint\)\. Did you mean `clientSecret`\?$/);
     const forged = refusal(() => new PostSched({ ...client, 'x\ny': 1 } as never));
     expect(forged.message).toMatch(/^`"x\\ny"` is not an option/);
   });

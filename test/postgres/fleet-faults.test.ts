@@ -48,7 +48,7 @@ describe('PostgreSQL faults under a fleet of 4 processes', () => {
     async (mode) => {
       const f = await fleetOf(50);
       const first = await f.round();
-      expect(first).toEqual({ succeeded: 200, failures: {}, refreshesSent: 50, replacedSent: 0, refusedSent: 0 });
+      expect(first).toEqual({ succeeded: 200, failures: {}, refreshesSent: 50, marked: 0, replacedSent: 0, refusedSent: 0 });
 
       // Every token refused at once; PostgreSQL restarts once a fifth of the users were refreshed again.
       const during = f.round({ force: true, concurrency: 5 });
@@ -135,7 +135,7 @@ describe('PostgreSQL faults under a fleet of 4 processes', () => {
     expect(stalled.holder).toMatchObject({ succeeded: 0, failures: { TokenStoreError: 1 }, refreshesSent: 1 });
     // The others waited for the holder's lock and got its tokens once its save landed.
     expect(stalled.waited).toBe(3);
-    expect(stalled.others).toEqual({ succeeded: 3, failures: {}, refreshesSent: 0, replacedSent: 0, refusedSent: 0 });
+    expect(stalled.others).toEqual({ succeeded: 3, failures: {}, refreshesSent: 0, marked: 0, replacedSent: 0, refusedSent: 0 });
     expect(stalled.after).toMatchObject({ failures: {}, refusedSent: 0 });
   });
 

@@ -29,7 +29,7 @@ describe('a fleet of 4 processes on one PostgreSQL', () => {
 
     const round = await fleet.round();
 
-    expect(round).toEqual({ succeeded: 2_000, failures: {}, refreshesSent: 500, replacedSent: 0, refusedSent: 0 });
+    expect(round).toEqual({ succeeded: 2_000, failures: {}, refreshesSent: 500, marked: 0, replacedSent: 0, refusedSent: 0 });
     expect(fleet.fake.stats.tokenRequests.refresh_token).toBe(500);
     const perUser = (await fleet.statements()) / 500;
     console.log(`SQL statements per user for a fleet refresh (4 processes, 500 users): ${perUser.toFixed(2)}`);

@@ -11,6 +11,7 @@ import { createTokenTable, PostgresTokenStore, SharedTokenStoreError, tokenTable
 import { createFakeService } from '@postsched/sdk/testing';
 import { type PostgresServer, startPostgresServer } from './postgres-server.js';
 import { TEST_KEY } from '../support/token-key.js';
+import { checkMarks } from '../support/mark-contract.js';
 
 const KEY_A = Buffer.alloc(32, 7);
 const KEY_B = Buffer.alloc(32, 9).toString('base64');
@@ -48,6 +49,15 @@ function counting(inner: pg.Pool): { pool: pg.Pool; statements: string[] } {
 
 const rowOf = async (key: string, table = 'postsched_tokens') => (await pool.query(`SELECT * FROM ${table} WHERE key = $1`, [key])).rows[0];
 const newKey = () => `user_${crypto.randomUUID()}`;
+
+describe('PostgresTokenStore: the mark of a dead grant', () => {
+  it('sets needs_reconnect_* by a compare-and-set, cleared by every write; delete leaves a mark that refuses a write-back', async () => {
+    const key = newKey();
+    const make = () => new PostgresTokenStore({ encryptionKey: TEST_KEY, pool, key });
+    await checkMarks(make(), make());
+    expect(await make().getGrant()).toMatchObject({ refreshedAt: expect.any(Number) });
+  });
+});
 
 describe('PostgresTokenStore', () => {
   it('returns undefined before any tokens are stored, then the stored tokens, through any store of the row', async () => {

@@ -114,7 +114,7 @@ describe('Redis loses acknowledged writes under a fleet of 4 processes', () => {
     const after = await f.round({ force: true });
     console.log('Redis restarted mid-run:', JSON.stringify({ served, after }));
     expect(served).toMatchObject({ succeeded: 200, failures: {}, refreshesSent: 0 });
-    expect(after).toEqual({ succeeded: 200, failures: {}, refreshesSent: 50, replacedSent: 0, refusedSent: 0 });
+    expect(after).toEqual({ succeeded: 200, failures: {}, refreshesSent: 50, marked: 0, replacedSent: 0, refusedSent: 0 });
     expect(await f.loggedOut()).toBe(0);
   });
 
@@ -174,7 +174,7 @@ describe('Redis loses acknowledged writes under a fleet of 4 processes', () => {
     expect(loggedOut).toBe(0);
     expect(stalled.holder).toMatchObject({ succeeded: 0, failures: { TokenStoreError: 1 }, refreshesSent: 1 });
     expect(stalled.waited).toBe(3);
-    expect(stalled.others).toEqual({ succeeded: 3, failures: {}, refreshesSent: 0, replacedSent: 0, refusedSent: 0 });
+    expect(stalled.others).toEqual({ succeeded: 3, failures: {}, refreshesSent: 0, marked: 0, replacedSent: 0, refusedSent: 0 });
     expect(stalled.after).toMatchObject({ failures: {}, refusedSent: 0 });
   });
 

@@ -28,7 +28,7 @@ describe('a fleet of 4 processes on one Redis', () => {
 
     const round = await fleet.round();
 
-    expect(round).toEqual({ succeeded: 2_000, failures: {}, refreshesSent: 500, replacedSent: 0, refusedSent: 0 });
+    expect(round).toEqual({ succeeded: 2_000, failures: {}, refreshesSent: 500, marked: 0, replacedSent: 0, refusedSent: 0 });
     expect(fleet.fake.stats.tokenRequests.refresh_token).toBe(500);
     const perUser = (await commandsRun(fleet.redis)) / 500;
     console.log(`Redis commands per user for a fleet refresh (4 processes, 500 users): ${perUser.toFixed(2)}`);

@@ -11,7 +11,7 @@ import { ConnectionResetFault, type FakeFaults, FaultInjector } from './faults.j
 import { apiError, HttpError, randomId } from './http.js';
 import type { ListeningFakeService } from './listen.js';
 import { answerConsent, authorize } from './oauth-authorize.js';
-import { mintTokens, token } from './oauth-token.js';
+import { mintTokens, revokeToken, token } from './oauth-token.js';
 import { createGrant, resolveRefreshPolicy } from './refresh-policy.js';
 import { DEMO_ACCOUNTS, type AccountInput, type AppInput, type FakeServiceOptions, type WebhookEndpointInput } from './options.js';
 import { matchRoute, type Route } from './router.js';
@@ -32,6 +32,7 @@ const ROUTES: readonly (Route & { answer?: AnswerShape })[] = [
   { method: 'GET', path: '/oauth/authorize', handle: (ctx, _req, _p, url) => authorize(ctx, url) },
   { method: 'POST', path: '/oauth/authorize', handle: (ctx, req) => answerConsent(ctx, req) },
   { method: 'POST', path: '/oauth/token', handle: (ctx, req) => token(ctx, req) },
+  { method: 'POST', path: '/oauth/revoke', handle: (ctx, req) => revokeToken(ctx, req) },
   { method: 'GET', path: '/accounts', handle: listAccounts, answer: { kind: 'account', page: true } },
   { method: 'GET', path: '/accounts/{id}', handle: getAccount, answer: { kind: 'account' } },
   { method: 'GET', path: '/posts', handle: listPosts, answer: { kind: 'post', page: true } },

@@ -148,3 +148,23 @@ export function mintTokens(ctx: Context, grant: Grant, scopes: string[], success
     scope: scopes.join(' '),
   };
 }
+
+/**
+ * `POST /oauth/revoke`: token revocation (RFC 7009), not shown in the spec (README, "Assumptions"). The client
+ * authenticates as at the token endpoint; a refresh or access token of its own ends its whole grant (not counted in
+ * `stats.grants.revocations`, which counts the service's own revocations). An unknown token is answered 200 (§2.2).
+ */
+export async function revokeToken(ctx: Context, request: Request): Promise<Response> {
+  const form = new URLSearchParams((await readBoundedText(request, MAX_BODY_BYTES)) ?? '');
+  const clientId = form.get('client_id');
+  const clientSecret = form.get('client_secret');
+  const app = clientId === null ? undefined : ctx.state.apps.get(clientId);
+  if (app === undefined || clientSecret === null || !timingSafeEqual(clientSecret, app.clientSecret)) {
+    return tokenError('invalid_client', 'Client authentication failed: unknown client_id or wrong client_secret.');
+  }
+  const token = form.get('token');
+  if (token === null) return tokenError('invalid_request', 'token is required (RFC 7009 §2.1).');
+  const grant = (ctx.state.refreshTokens.get(token) ?? ctx.state.accessTokens.get(token))?.grant;
+  if (grant !== undefined && grant.clientId === app.clientId) grant.revoked = true;
+  return new Response(null, { status: 200, headers: { 'cache-control': 'no-store' } });
+}

@@ -5,13 +5,13 @@
  */
 import { fileURLToPath } from 'node:url';
 import { Cluster, Redis } from 'ioredis';
-import { OAuthClient, ReauthorizationRequiredError } from '@postsched/sdk';
+import { OAuthClient, ReauthorizationRequiredError, type StoredGrant, type TokenSet } from '@postsched/sdk';
 import { createTokenTable, PostgresTokenStore } from '@postsched/sdk/postgres';
 import { RedisTokenStore } from '@postsched/sdk/redis';
 import pg from 'pg';
 import { createFakeService, type FakeGrant, type FakeService, type RefreshPolicy } from '@postsched/sdk/testing';
 import { startWorkerFile, type Worker } from '../multi-process/fleet.js';
-import type { FleetWorkerCommand, FleetWorkerConfig, FleetWorkerMessage, PostgresTarget, RedisTarget, RoundResult } from './fleet-worker.js';
+import type { FleetWorkerCommand, FleetWorkerConfig, FleetWorkerMessage, PostgresTarget, RedisTarget, RoundResult, WorkerReport } from './fleet-worker.js';
 import { TEST_KEY } from '../../support/token-key.js';
 
 const WORKER = fileURLToPath(new URL('./fleet-worker.ts', import.meta.url));
@@ -40,6 +40,8 @@ export interface FleetOptions {
   refreshPolicy?: RefreshPolicy | RefreshPolicy[] | undefined;
   /** The managers' `refreshMarginMs` (default: TokenManager's). */
   refreshMarginMs?: number | undefined;
+  /** The workers' managers are a `UserClients`' (see `FleetWorkerConfig.userClients`). */
+  userClients?: FleetWorkerConfig['userClients'];
 }
 
 /** What a round of calls did, summed over the processes. */
@@ -47,6 +49,8 @@ export interface RoundTotals {
   succeeded: number;
   failures: Record<string, number>;
   refreshesSent: number;
+  /** Dead grants marked in the store, each by the process whose compare-and-set it was. */
+  marked: number;
   /** Refresh tokens sent by a process that had seen them replaced. */
   replacedSent: number;
   /** Refreshes the service refused: a refresh token already rotated out (by any process), or of a revoked grant. */
@@ -70,11 +74,19 @@ export interface Fleet {
    * order, `concurrency` calls at a time: a `getAccessToken()`, or with `force` a `forceRefresh()` of the token it
    * got last (as after a 401).
    */
-  round(options?: { force?: boolean; concurrency?: number; only?: number[]; workers?: number[] }): Promise<RoundTotals>;
+  round(options?: { force?: boolean; concurrency?: number; only?: number[]; workers?: number[]; api?: boolean }): Promise<RoundTotals>;
+  /** What each process's `UserClients` told the app so far, and the `grantStatus` of `users` there. */
+  reports(users: number[]): Promise<WorkerReport[]>;
   /** Users who must sign in again: no tokens stored, or the stored refresh token is refused (grant revoked). */
   loggedOut(only?: number[]): Promise<number>;
   /** Each user's grant, as the fake holds it now. */
   grants(): FakeGrant[];
+  /** What the store holds for `user`, read by the test itself (`getGrant`). */
+  stored(user: number): Promise<StoredGrant>;
+  /** Revokes `user`'s grant at the service (RFC 7009, the fake's `/oauth/revoke`), with the stored refresh token. */
+  revoke(user: number): Promise<void>;
+  /** New tokens for `user`, as a sign-in gives (a grant of its own). */
+  issue(user: number): TokenSet;
   stop(): Promise<void>;
 }
 
@@ -122,10 +134,11 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     ...(options.storeTimeoutMs === undefined ? {} : { storeTimeoutMs: options.storeTimeoutMs }),
     ...(options.oauthTimeoutMs === undefined ? {} : { oauthTimeoutMs: options.oauthTimeoutMs }),
     ...(options.refreshMarginMs === undefined ? {} : { refreshMarginMs: options.refreshMarginMs }),
+    ...(options.userClients === undefined ? {} : { userClients: options.userClients }),
   });
   const workers = Array.from({ length: processes }, (_, i) => startWorkerFile<FleetWorkerMessage, FleetWorkerCommand>(WORKER, config(i)));
   await Promise.all(workers.map((w) => w.next('ready')));
-  const oauth = urls.map((url) => new OAuthClient({ baseUrl: url, clientId: APP.clientId, clientSecret: APP.clientSecret, redirectUri: APP.redirectUris[0]! }));
+  const oauth = urls.map((url) => new OAuthClient({ baseUrl: url, clientId: APP.clientId, clientSecret: APP.clientSecret, redirectUri: APP.redirectUris[0]!, revocationEndpoint: '/oauth/revoke' }));
 
   return {
     fake,
@@ -146,11 +159,19 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       );
       return counts.reduce((sum, c) => sum + c.statements, 0);
     },
-    async round({ force = false, concurrency = 25, only, workers: which } = {}) {
+    async reports(users) {
+      return Promise.all(
+        workers.map((w) => {
+          w.send({ type: 'report', users });
+          return w.next('report');
+        }),
+      );
+    },
+    async round({ force = false, concurrency = 25, only, workers: which, api = false } = {}) {
       const users = only ?? keys.map((_, i) => i);
       const results = await Promise.all(
         (which === undefined ? workers : which.map((i) => workers[i]!)).map((w) => {
-          w.send({ type: 'round', users: shuffle(users), concurrency, force });
+          w.send({ type: 'round', users: shuffle(users), concurrency, force, api });
           return w.next('round-done');
         }),
       );
@@ -167,6 +188,12 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       return count;
     },
     grants: () => issued.map((rt, user) => fakeOf(user).grantOf(rt)!),
+    stored: (user) => store(keys[user]!).getGrant(),
+    async revoke(user) {
+      const { tokens } = await store(keys[user]!).getGrant();
+      await oauth[user % oauth.length]!.revoke(tokens!);
+    },
+    issue: (user) => fakeOf(user).issueTokenSet({ clientId: APP.clientId }),
     async stop() {
       await Promise.all(workers.map((w) => w.stop()));
       redis?.disconnect();
@@ -202,10 +229,11 @@ export async function resetCommandStats(redis: Redis | Cluster): Promise<void> {
 
 /** Adds up rounds (of one process each, or already summed). */
 export function total(...results: Array<RoundResult | RoundTotals>): RoundTotals {
-  const totals: RoundTotals = { succeeded: 0, failures: {}, refreshesSent: 0, replacedSent: 0, refusedSent: 0 };
+  const totals: RoundTotals = { succeeded: 0, failures: {}, refreshesSent: 0, marked: 0, replacedSent: 0, refusedSent: 0 };
   for (const r of results) {
     totals.succeeded += r.succeeded;
     totals.refreshesSent += r.refreshesSent;
+    totals.marked += r.marked;
     totals.replacedSent += r.replacedSent;
     totals.refusedSent += r.refusedSent;
     for (const [name, n] of Object.entries(r.failures)) totals.failures[name] = (totals.failures[name] ?? 0) + n;

@@ -12,7 +12,7 @@
  */
 import { Cluster, Redis } from 'ioredis';
 import { createClient, createCluster } from 'redis';
-import { OAuthClient, ReauthorizationRequiredError, TokenManager, type TokenSet, type TokenStore } from '@postsched/sdk';
+import { type GrantStatus, OAuthClient, ReauthorizationRequiredError, TokenManager, type TokenSet, type TokenStore, UserClients } from '@postsched/sdk';
 import { PostgresTokenStore } from '@postsched/sdk/postgres';
 import { type RedisClientLike, RedisTokenStore } from '@postsched/sdk/redis';
 import pg from 'pg';
@@ -47,6 +47,12 @@ export interface FleetWorkerConfig {
   oauthTimeoutMs?: number;
   /** The managers' `refreshMarginMs` (default: TokenManager's). */
   refreshMarginMs?: number;
+  /**
+   * The managers are a `UserClients`' (user `i` is `u${i}`, on `baseUrl`), which counts its `onReauthorizationRequired`
+   * and `onReconnected` calls; `api` rounds and `status`, `connect` and `disconnect` need it. A revocation endpoint
+   * (`revocationEndpoint`) for `disconnect`, if given.
+   */
+  userClients?: { revocationEndpoint?: string };
 }
 
 export interface RoundResult {
@@ -56,6 +62,8 @@ export interface RoundResult {
   failures: Record<string, number>;
   /** Refresh requests this process sent. */
   refreshesSent: number;
+  /** Dead grants this process marked in the store (the mark's compare-and-set was its own). */
+  marked: number;
   /** Refresh requests with a refresh token this process had itself seen replaced (by its own earlier refresh). */
   replacedSent: number;
   /**
@@ -65,10 +73,24 @@ export interface RoundResult {
   refusedSent: number;
 }
 
-export type FleetWorkerMessage = { type: 'ready' | 'refreshed' | 'waiting' | 'save-failed' } | RoundResult | { type: 'stats'; statements: number };
+/** What a `UserClients` worker told the app and holds (`report`). */
+export interface WorkerReport {
+  type: 'report';
+  /** `onReauthorizationRequired` calls: user index → the reasons. */
+  reauthorizationRequired: Record<number, string[]>;
+  /** `onReconnected` calls: user index → how many. */
+  reconnected: Record<number, number>;
+  /** `grantStatus` of each user asked for. */
+  status: Record<number, GrantStatus>;
+}
+
+export type FleetWorkerMessage = { type: 'ready' | 'refreshed' | 'waiting' | 'save-failed' | 'done' } | RoundResult | { type: 'stats'; statements: number } | WorkerReport;
 
 export type FleetWorkerCommand =
-  | { type: 'round'; users: number[]; concurrency: number; force: boolean; tell?: boolean }
+  | { type: 'round'; users: number[]; concurrency: number; force: boolean; tell?: boolean; api?: boolean }
+  | { type: 'report'; users: number[] }
+  | { type: 'connect'; user: number; tokens: TokenSet }
+  | { type: 'disconnect'; user: number }
   | { type: 'pause-next-refresh'; count?: number }
   | { type: 'continue' | 'stall-saves' | 'unstall' | 'exit' | 'stats' };
 
@@ -120,6 +142,7 @@ const oauthOf = (baseUrl: string) =>
     clientSecret: config.clientSecret,
     redirectUri: 'http://127.0.0.1/callback',
     ...(config.oauthTimeoutMs === undefined ? {} : { timeoutMs: config.oauthTimeoutMs }),
+    ...(config.userClients?.revocationEndpoint === undefined ? {} : { revocationEndpoint: config.userClients.revocationEndpoint }),
   });
 
 const seenReplaced = new Set<string>();
@@ -136,6 +159,7 @@ let release: (() => void) | undefined;
 let released = new Promise<void>((resolve) => (release = resolve));
 // Shared by every manager of the process (of one service), as one OAuthClient of an app is: counts what leaves.
 const refresherOf = (oauth: OAuthClient) => ({
+  revoke: (tokens: TokenSet) => oauth.revoke(tokens),
   async refresh(previous: TokenSet): Promise<TokenSet> {
     refreshesSent++;
     if (seenReplaced.has(previous.refreshToken ?? '')) replacedSent++;
@@ -165,6 +189,9 @@ function storeFor(key: string, user: number): TokenStore {
       : new RedisTokenStore({ encryptionKey: TEST_KEY, redis, key, ...lockTtlMs, lockWaitMs: 30_000, commandTimeoutMs: config.commandTimeoutMs });
   return {
     get: () => store.get(),
+    getGrant: () => store.getGrant(),
+    markReauthorizationRequired: (reason, refused) => store.markReauthorizationRequired(reason, refused),
+    delete: () => store.delete(),
     lock: (fn, options) => {
       let told = false;
       const whileWaiting = options?.whileWaiting;
@@ -187,20 +214,41 @@ function storeFor(key: string, user: number): TokenStore {
   };
 }
 
-const managers = config.keys.map((key, i) => new TokenManager({ oauth: refresherFor(config.baseUrls?.[i] ?? config.baseUrl), store: storeFor(key, i), ...(config.storeTimeoutMs === undefined ? {} : { storeTimeoutMs: config.storeTimeoutMs }), ...(config.refreshMarginMs === undefined ? {} : { refreshMarginMs: config.refreshMarginMs }) }));
+let marked = 0;
+const managerOptions = { ...(config.storeTimeoutMs === undefined ? {} : { storeTimeoutMs: config.storeTimeoutMs }), ...(config.refreshMarginMs === undefined ? {} : { refreshMarginMs: config.refreshMarginMs }) };
+const told: Omit<WorkerReport, 'type' | 'status'> = { reauthorizationRequired: {}, reconnected: {} };
+const userIndex = (userId: string) => Number(userId.slice(1));
+const users =
+  config.userClients === undefined
+    ? undefined
+    : new UserClients({
+        oauth: refresherFor(config.baseUrl),
+        baseUrl: config.baseUrl,
+        store: (userId) => storeFor(config.keys[userIndex(userId)]!, userIndex(userId)),
+        managerOptions,
+        clientOptions: { maxRetries: 0 },
+        onReauthorizationRequired: (userId, error) => void (told.reauthorizationRequired[userIndex(userId)] ??= []).push(error.reason),
+        onReconnected: (userId) => void (told.reconnected[userIndex(userId)] = (told.reconnected[userIndex(userId)] ?? 0) + 1),
+      });
+const managers = config.keys.map((key, i) =>
+  users !== undefined
+    ? users.manager(`u${i}`)
+    : new TokenManager({ oauth: refresherFor(config.baseUrls?.[i] ?? config.baseUrl), store: storeFor(key, i), ...managerOptions, onMarked: () => marked++ }),
+);
 const lastToken: Array<string | undefined> = managers.map(() => undefined);
 
-async function round(users: number[], concurrency: number, force: boolean): Promise<RoundResult> {
-  const result: RoundResult = { type: 'round-done', succeeded: 0, failures: {}, refreshesSent: 0, replacedSent: 0, refusedSent: 0 };
-  const before = { refreshesSent, replacedSent, refusedSent };
+async function round(list: number[], concurrency: number, force: boolean, api: boolean): Promise<RoundResult> {
+  const result: RoundResult = { type: 'round-done', succeeded: 0, failures: {}, refreshesSent: 0, marked: 0, replacedSent: 0, refusedSent: 0 };
+  const before = { refreshesSent, replacedSent, refusedSent, marked };
   let next = 0;
   const lane = async () => {
-    while (next < users.length) {
-      const user = users[next++]!;
+    while (next < list.length) {
+      const user = list[next++]!;
       const manager = managers[user]!;
       const last = lastToken[user];
       try {
-        lastToken[user] = await (force && last !== undefined ? manager.forceRefresh(last) : manager.getAccessToken());
+        if (api) await users!.client(`u${user}`).accounts.list().toArray();
+        else lastToken[user] = await (force && last !== undefined ? manager.forceRefresh(last) : manager.getAccessToken());
         result.succeeded++;
       } catch (error) {
         const name = error instanceof ReauthorizationRequiredError ? `${error.name}:${error.reason}` : error instanceof Error ? error.name : typeof error;
@@ -212,6 +260,7 @@ async function round(users: number[], concurrency: number, force: boolean): Prom
   result.refreshesSent = refreshesSent - before.refreshesSent;
   result.replacedSent = replacedSent - before.replacedSent;
   result.refusedSent = refusedSent - before.refusedSent;
+  result.marked = marked - before.marked;
   return result;
 }
 
@@ -233,7 +282,14 @@ process.on('message', (message: FleetWorkerCommand) => {
   if (message.type === 'stats') send({ type: 'stats', statements });
   if (message.type === 'round') {
     telling = message.tell === true;
-    void round(message.users, message.concurrency, message.force).then(send);
+    void round(message.users, message.concurrency, message.force, message.api === true).then(send);
   }
+  if (message.type === 'report') {
+    void Promise.all(message.users.map(async (user) => [user, await users!.grantStatus(`u${user}`)] as const)).then((statuses) =>
+      send({ type: 'report', ...structuredClone(told), status: Object.fromEntries(statuses) }),
+    );
+  }
+  if (message.type === 'connect') void users!.connect(`u${message.user}`, message.tokens).then(() => send({ type: 'done' }));
+  if (message.type === 'disconnect') void users!.disconnect(`u${message.user}`).then(() => send({ type: 'done' }));
 });
 send({ type: 'ready' });
