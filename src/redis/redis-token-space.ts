@@ -17,6 +17,7 @@ import type { TokenSet, TokenStoreSetOptions } from '../oauth/types.js';
 import { type GrantClaims, type GrantInfo, type GrantPage, type GrantsOptions, grantsOptions, type KeepAlive, type KeepGrantsAliveOptions, type KeepGrantsAliveResult, SNAPSHOT, sweepGrants, sweepOptions, type TokenSpace } from '../store/grant-space.js';
 import { storeCipher } from '../store/token-cipher.js';
 import { lockTimes } from '../store/lease-lock.js';
+import { STANDING_MARK } from './lock-scripts.js';
 import { defineScript, RedisConnection } from './redis-connection.js';
 import { RedisTokenStore, type RedisTokenStoreOptions } from './redis-token-store.js';
 
@@ -39,14 +40,19 @@ return 1
 `);
 
 /**
- * The sweep's claim of one grant: `2` when the grant is marked (`${key}:reconnect`), else `1` when this sweep took the
- * claim (`${key}:sweep`, for ARGV[2] ms: no other sweep takes the grant meanwhile), `0` when another holds it.
- * KEYS the mark, the claim; ARGV owner, ms.
+ * The sweep's claim of one grant: `2` when a mark of a dead grant stands (`${key}:reconnect`), else `1` when this
+ * sweep took the claim (`${key}:sweep`, for ARGV[2] ms: no other sweep takes the grant meanwhile), `0` when another
+ * holds it. KEYS the mark, the tokens, the claim; ARGV owner, ms.
  */
-const CLAIM = /* @__PURE__ */ defineScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then return 2 end
-if redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
+const CLAIM = /* @__PURE__ */ defineScript(`${STANDING_MARK}
+if standing() then return 2 end
+if redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
 return 0
+`);
+
+/** A listed grant's mark when it stands, else nil. KEYS the mark, the tokens. */
+const MARK = /* @__PURE__ */ defineScript(`${STANDING_MARK}
+return standing()
 `);
 
 /**
@@ -103,7 +109,7 @@ export class RedisTokenSpace implements TokenSpace {
     for (let from = after; ; ) {
       const users = (await this.#connection.command('get', ['ZRANGE', this.#index.users, from === '' ? '-' : `(${from}`, '+', 'BYLEX', 'LIMIT', '0', String(limit)])) as string[];
       const [marks, times] = await Promise.all([
-        Promise.all(users.map((userId) => this.#connection.command('get', ['GET', `${this.#keyOf(userId)}:reconnect`]))),
+        Promise.all(users.map((userId) => this.#connection.script('get', MARK, [`${this.#keyOf(userId)}:reconnect`, this.#keyOf(userId)], []))),
         users.length === 0 ? [] : (this.#connection.command('get', ['ZMSCORE', this.#index.refreshed, ...users]) as Promise<unknown[]>),
       ]);
       for (const [i, userId] of users.entries()) {
@@ -179,7 +185,7 @@ export class RedisTokenSpace implements TokenSpace {
    */
   async #claim(userId: string, owner: string, windowMs: number): Promise<boolean> {
     const key = this.#keyOf(userId);
-    const answer = await this.#connection.script('lock', CLAIM, [`${key}:reconnect`, `${key}:sweep`], [owner, String(Math.ceil(windowMs / 2))]);
+    const answer = await this.#connection.script('lock', CLAIM, [`${key}:reconnect`, key, `${key}:sweep`], [owner, String(Math.ceil(windowMs / 2))]);
     if (answer === 2) await this.#connection.command('set', ['ZREM', this.#index.refreshed, userId]);
     return answer === 1;
   }
@@ -226,7 +232,7 @@ export function lastSlot(userId: string, windowMs: number, now: number): number 
   return now - ((now - offset) % windowMs);
 }
 
-/** A listed grant, from its mark (`${key}:reconnect`: `{"reason", "since"}`) and its index time. */
+/** A listed grant, from its standing mark (`${key}:reconnect`: `{"reason", "since", "of"}`) and its index time. */
 function grantOf(userId: string, mark: unknown, time: unknown): GrantInfo {
   const refreshed = time === null || time === undefined ? undefined : Number(time);
   const grant: GrantInfo = { userId, status: 'connected', ...(refreshed === undefined || refreshed === 0 ? {} : { refreshedAt: refreshed }) };

@@ -6,10 +6,10 @@
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { createTokenTable, PostgresTokenTable } from '@postsched/sdk/postgres';
-import { RedisTokenSpace } from '@postsched/sdk/redis';
+import { createTokenTable, PostgresTokenTable, type PostgresTokenStore } from '@postsched/sdk/postgres';
+import { RedisTokenSpace, type RedisTokenStore } from '@postsched/sdk/redis';
 import { createFakeService, type FakeService } from '@postsched/sdk/testing';
-import type { TokenSet } from '@postsched/sdk';
+import type { ReauthorizationReason, TokenSet } from '@postsched/sdk';
 import { startWorkerFile, type Worker } from '../redis/multi-process/fleet.js';
 import { TEST_KEY } from '../support/token-key.js';
 import type { SweepWorkerCommand, SweepWorkerConfig, SweepWorkerMessage } from './sweep-worker.js';
@@ -91,11 +91,11 @@ export async function startSweepRig(options: SweepRigOptions): Promise<SweepRig>
       }
     },
     async mark(userId, reason) {
-      if (pool !== undefined) {
-        await pool.query(`UPDATE "${name}" SET needs_reconnect_reason = $2, needs_reconnect_since = now() WHERE key = $1`, [userId, reason]);
-      } else {
-        await redis!.set(`${name}{${userId}}:reconnect`, JSON.stringify({ reason, since: Date.now() }));
-      }
+      // The store's own mark, as a refresh refused by the service leaves it (Postgres `needs_reconnect_*`, Redis
+      // `${key}:reconnect` naming the stored value).
+      const store = space.store(userId) as RedisTokenStore | PostgresTokenStore;
+      const tokens = await store.get();
+      if (tokens === undefined || !(await store.markReauthorizationRequired(reason as ReauthorizationReason, tokens))) throw new Error(`could not mark ${userId}`);
     },
     requests: () => new Map(userIds.map((u) => [u, fake.grantOf(issued.get(u)!)?.tokenRequests ?? 0])),
     async stop() {
