@@ -114,21 +114,6 @@ return 1
 `);
 
 /**
- * Lua: the mark (KEYS[1]) of the token key KEYS[2] when it stands (it names the value the key holds now, `"of":""`
- * when it holds none), else `false`: what `RedisTokenStore.getGrant` reads, for the scripts of `RedisTokenSpace`.
- */
-export const STANDING_MARK = `
-local function standing()
-  local mark = redis.call('GET', KEYS[1])
-  if not mark then return false end
-  local value = redis.call('GET', KEYS[2])
-  local of = value and redis.sha1hex(value) or ''
-  if string.find(mark, '"of":"' .. of .. '"', 1, true) then return mark end
-  return false
-end
-`;
-
-/**
  * RedisTokenStore's removal of the tokens (a disconnect): the value deleted, the mark (reason no_tokens, `"of":""`: of
  * no value) left. KEYS[1] token key, KEYS[2] its mark; ARGV[1] the mark (JSON). Returns 1.
  */

@@ -17,7 +17,6 @@ import type { TokenSet, TokenStoreSetOptions } from '../oauth/types.js';
 import { type GrantClaims, type GrantInfo, type GrantPage, type GrantsOptions, grantsOptions, type KeepAlive, type KeepGrantsAliveOptions, type KeepGrantsAliveResult, SNAPSHOT, sweepGrants, sweepOptions, type TokenSpace } from '../store/grant-space.js';
 import { storeCipher } from '../store/token-cipher.js';
 import { lockTimes } from '../store/lease-lock.js';
-import { STANDING_MARK } from './lock-scripts.js';
 import { defineScript, RedisConnection } from './redis-connection.js';
 import { RedisTokenStore, type RedisTokenStoreOptions } from './redis-token-store.js';
 
@@ -40,19 +39,21 @@ return 1
 `);
 
 /**
- * The sweep's claim of one grant: `2` when a mark of a dead grant stands (`${key}:reconnect`), else `1` when this
- * sweep took the claim (`${key}:sweep`, for ARGV[2] ms: no other sweep takes the grant meanwhile), `0` when another
- * holds it. KEYS the mark, the tokens, the claim; ARGV owner, ms.
+ * The sweep's claim of one grant: `2` when a mark of a dead grant stands (`${key}:reconnect`, naming the value the
+ * key holds, `"of":""` when none: what `RedisTokenStore.getGrant` reads), else `1` when this sweep took the claim
+ * (`${key}:sweep`, for ARGV[2] ms: no other sweep takes the grant meanwhile), `0` when another holds it. Without ARGV
+ * (`grants()`): the standing mark, or nil. KEYS the mark, the tokens, the claim; ARGV owner, ms.
  */
-const CLAIM = /* @__PURE__ */ defineScript(`${STANDING_MARK}
-if standing() then return 2 end
+const CLAIM = /* @__PURE__ */ defineScript(`
+local mark = redis.call('GET', KEYS[1])
+if mark then
+  local value = redis.call('GET', KEYS[2])
+  if not string.find(mark, '"of":"' .. (value and redis.sha1hex(value) or '') .. '"', 1, true) then mark = false end
+end
+if #ARGV == 0 then return mark end
+if mark then return 2 end
 if redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
 return 0
-`);
-
-/** A listed grant's mark when it stands, else nil. KEYS the mark, the tokens. */
-const MARK = /* @__PURE__ */ defineScript(`${STANDING_MARK}
-return standing()
 `);
 
 /**
@@ -109,7 +110,7 @@ export class RedisTokenSpace implements TokenSpace {
     for (let from = after; ; ) {
       const users = (await this.#connection.command('get', ['ZRANGE', this.#index.users, from === '' ? '-' : `(${from}`, '+', 'BYLEX', 'LIMIT', '0', String(limit)])) as string[];
       const [marks, times] = await Promise.all([
-        Promise.all(users.map((userId) => this.#connection.script('get', MARK, [`${this.#keyOf(userId)}:reconnect`, this.#keyOf(userId)], []))),
+        Promise.all(users.map((userId) => this.#connection.script('get', CLAIM, [`${this.#keyOf(userId)}:reconnect`, this.#keyOf(userId), `${this.#keyOf(userId)}:sweep`], []))),
         users.length === 0 ? [] : (this.#connection.command('get', ['ZMSCORE', this.#index.refreshed, ...users]) as Promise<unknown[]>),
       ]);
       for (const [i, userId] of users.entries()) {
