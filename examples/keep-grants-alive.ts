@@ -48,20 +48,27 @@ const users = new UserClients({
   onReauthorizationRequired: (userId, error) => console.log(`User ${userId} must reconnect (${error.reason}).`),
 });
 
-const stop = new AbortController();
-for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stop.abort());
+/** Sweeps until SIGTERM (or once, with ONCE=1), then closes the pool. */
+async function main(): Promise<void> {
+  const stop = new AbortController();
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stop.abort());
 
-do {
-  const { refreshed, skipped, dead, failed } = await users.keepGrantsAlive({ olderThanMs: windowMs, concurrency, signal: stop.signal });
-  let toReconnect = 0;
-  for (let page = await table.grants({ status: 'needs_reconnect', limit: 1_000 }); ; page = await table.grants({ status: 'needs_reconnect', limit: 1_000, after: page.next })) {
-    toReconnect += page.grants.length;
-    if (page.next === undefined) break;
-  }
-  console.log(`Kept alive: refreshed ${refreshed}, skipped ${skipped}, dead ${dead}, failed ${failed}; ${toReconnect} users need to reconnect.`);
-  if (process.env.ONCE === '1') break;
-  await sleep(everyMs, undefined, { signal: stop.signal }).catch(() => {}); // SIGTERM ends the pause
-} while (!stop.signal.aborted);
+  do {
+    const { refreshed, skipped, dead, failed } = await users.keepGrantsAlive({ olderThanMs: windowMs, concurrency, signal: stop.signal });
+    let toReconnect = 0;
+    for (let page = await table.grants({ status: 'needs_reconnect', limit: 1_000 }); ; page = await table.grants({ status: 'needs_reconnect', limit: 1_000, after: page.next })) {
+      toReconnect += page.grants.length;
+      if (page.next === undefined) break;
+    }
+    console.log(`Kept alive: refreshed ${refreshed}, skipped ${skipped}, dead ${dead}, failed ${failed}; ${toReconnect} users need to reconnect.`);
+    if (process.env.ONCE === '1') break;
+    await sleep(everyMs, undefined, { signal: stop.signal }).catch(() => {}); // SIGTERM ends the pause
+  } while (!stop.signal.aborted);
 
-await users[Symbol.asyncDispose]();
-await pool.end();
+  await users[Symbol.asyncDispose]();
+  await pool.end();
+}
+
+// Not a top-level await: it fails in a CommonJS project (npm init's default); an error main() does not handle still
+// ends the process with its stack.
+void main();
