@@ -60,7 +60,9 @@ export interface TokenStoreConformanceCheck {
  * compare-and-set on `expectedRefreshToken` (writes when the stored refresh token matches, when nothing is stored, or
  * for these very tokens; refuses otherwise), racing writers (exactly one wins); and, when the store has `lock`: the
  * lock excludes, returns `fn`'s result, rethrows its error and is freed after it, and is extended for a live holder;
- * with `lockTtlMs`, it expires for a stalled one; with `corrupt`, a corrupt stored value is a `TokenStoreError`. Each
+ * with `lockTtlMs`, it expires for a stalled one; with `corrupt`, a corrupt stored value is a `TokenStoreError`; when
+ * the store marks dead grants (`getGrant`, `markReauthorizationRequired`, `delete`): the mark is a compare-and-set
+ * whose winner alone is told, every write of tokens clears it, `delete` leaves one that refuses a write-back. Each
  * check fails after `timeoutMs` (beyond its own waits) instead of hanging on a store call that never answers.
  *
  * @example
@@ -277,6 +279,46 @@ export function tokenStoreConformance(options: TokenStoreConformanceOptions): To
     );
   }
 
+  checks.push(
+    check("the mark of a dead grant (getGrant, markReauthorizationRequired, delete): a compare-and-set, cleared by every write of tokens; delete leaves a mark that refuses a write-back", async () => {
+      const { store } = await fresh();
+      const [a, b] = [await store(), await store()];
+      if (typeof a.getGrant !== 'function' || typeof a.markReauthorizationRequired !== 'function') return; // no marks: told per process
+      const [getGrant, mark] = [(s: TokenStore) => s.getGrant!(), (s: TokenStore, refused: TokenSet) => s.markReauthorizationRequired!('invalid_grant', refused)];
+      const [one, two, three, four] = [tokens(), tokens(), tokens(), tokens()];
+      await a.set(one);
+      same((await getGrant(a)).reconnect, undefined, 'the mark before any');
+      // Only while the store holds the refused tokens, and only the first mark: the compare-and-set's winner is told.
+      same(await mark(a, tokens()), false, 'markReauthorizationRequired() of tokens the store does not hold');
+      same(await mark(a, one), true, 'markReauthorizationRequired() of the stored tokens');
+      same(await mark(b, one), false, 'a second markReauthorizationRequired() of the same tokens, through another handle');
+      const { reconnect } = await getGrant(b);
+      if (reconnect?.reason !== 'invalid_grant' || typeof reconnect.since !== 'number' || Math.abs(reconnect.since - Date.now()) > 3_600_000) {
+        fail(`getGrant() after the mark gave reconnect ${describe(reconnect)}; expected { reason: 'invalid_grant', since: now }`);
+      }
+      // Every write of tokens clears it: a compare-and-set, a write inside the lock, a plain write.
+      await b.set(two, { expectedRefreshToken: one.refreshToken });
+      same((await getGrant(a)).reconnect, undefined, 'the mark after a compare-and-set of new tokens');
+      same(await mark(b, two), true, 'markReauthorizationRequired() of the new tokens');
+      await (a.lock === undefined ? a.set(three) : a.lock(() => a.set(three)));
+      same((await getGrant(b)).reconnect, undefined, 'the mark after a write inside the lock');
+      same(await mark(a, three), true, 'markReauthorizationRequired() after the write inside the lock');
+      await b.set(four);
+      same((await getGrant(a)).reconnect, undefined, 'the mark after a plain write');
+      if (typeof a.delete !== 'function') return;
+      // Deleted: nothing stored, a `no_tokens` mark; another process's write-back (a compare-and-set over nothing) is
+      // refused; a new sign-in (a plain write) lands and clears it.
+      await a.delete();
+      const deleted = await getGrant(b);
+      if (deleted.tokens !== undefined || deleted.reconnect?.reason !== 'no_tokens') fail(`getGrant() after delete() gave ${describe({ tokens: deleted.tokens === undefined ? undefined : 'tokens', reconnect: deleted.reconnect })}; expected no tokens and reason 'no_tokens'`);
+      same(await b.set(four, { expectedRefreshToken: four.refreshToken }), false, 'a write-back (compare-and-set) after delete()');
+      same(await b.get(), undefined, 'get() after a refused write-back');
+      const five = tokens();
+      await b.set(five);
+      const signedIn = await getGrant(a);
+      same([signedIn.tokens, signedIn.reconnect], [five, undefined], 'getGrant() after a new sign-in (a plain write): its tokens, its mark');
+    }),
+  );
   if (corrupt !== undefined) {
     checks.push(
       check('a corrupt stored value fails to read: get() rejects, and a TokenManager gets a TokenStoreError', async () => {

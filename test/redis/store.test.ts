@@ -6,7 +6,6 @@ import { RedisTokenStore, SharedTokenStoreError } from '@postsched/sdk/redis';
 import { CLIENT_KINDS, type TestClient } from './redis-clients.js';
 import { type RedisServer, startRedisServer } from './redis-server.js';
 import { TEST_KEY } from '../support/token-key.js';
-import { checkMarks } from '../support/mark-contract.js';
 
 const KEY_A = Buffer.alloc(32, 7);
 const KEY_B = Buffer.alloc(32, 9).toString('base64');
@@ -41,10 +40,6 @@ describe.each(CLIENT_KINDS)('RedisTokenStore with $name', (kind) => {
     await conn?.close();
   });
 
-  it('marks a dead grant at `${key}:reconnect` (compare-and-set), cleared by every write; delete leaves a mark that refuses a write-back', async () => {
-    const make = () => new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn.client, key });
-    await checkMarks(make(), make());
-  });
 
   it('returns undefined before any tokens are stored, then the stored tokens', async () => {
     const store = new RedisTokenStore({ encryptionKey: TEST_KEY, redis: conn.client, key });

@@ -167,8 +167,22 @@ describe('broken stores fail the kit', () => {
     expect(failed.sort()).toEqual([
       'compare-and-set: of 8 writers racing from the same tokens, exactly one wins, 5 rounds in a row',
       'compare-and-set: refuses (returns false, keeps what is stored) when the store holds other tokens',
+      // A deleted grant's mark refuses another process's write-back by the same compare-and-set.
+      "the mark of a dead grant (getGrant, markReauthorizationRequired, delete): a compare-and-set, cleared by every write of tokens; delete leaves a mark that refuses a write-back",
     ]);
     expect(await failing({ makeStore: perKey(() => new MemoryTokenStore()) })).toEqual([]);
+  });
+
+  it('a store whose mark is no compare-and-set (it tells every caller it marked) fails the mark check, and only that', async () => {
+    class EveryoneMarked extends MemoryTokenStore {
+      override async markReauthorizationRequired(...args: Parameters<MemoryTokenStore['markReauthorizationRequired']>): Promise<boolean> {
+        await super.markReauthorizationRequired(...args);
+        return true; // each process would tell the app: one e-mail per process
+      }
+    }
+    expect(await failing({ makeStore: perKey(() => new EveryoneMarked()) })).toEqual([
+      "the mark of a dead grant (getGrant, markReauthorizationRequired, delete): a compare-and-set, cleared by every write of tokens; delete leaves a mark that refuses a write-back",
+    ]);
   });
 
   it('a store whose lock does not exclude fails the lock check, and only that', async () => {

@@ -6,7 +6,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryTokenStore, OAuthClient, OAuthError, ReauthorizationRequiredError, ValidationError, TokenManager, type TokenRefresher, type TokenSet, type TokenStore, UserClients, type UserClientsOptions } from '@postsched/sdk';
 import { createRig, type Rig } from './rig.js';
-import { checkMarks } from '../support/mark-contract.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -33,14 +32,6 @@ function twoProcesses(rig: Rig, options: Partial<UserClientsOptions> = {}, oauth
   const tokenRequests = () => rig.fake.stats.tokenRequests.refresh_token;
   return { processes, stores, told, reconnected, calls, tokenRequests };
 }
-
-describe('MemoryTokenStore', () => {
-  it('marks a dead grant (compare-and-set), cleared by every write; delete leaves a mark that refuses a write-back', async () => {
-    const store = new MemoryTokenStore();
-    const withLock = Object.assign(store, { lock: <T>(fn: () => Promise<T>) => fn() });
-    await checkMarks(withLock, withLock);
-  });
-});
 
 describe('a refused refresh token', () => {
   it('ends the grant only once the access token held expired: calls go on with it until then, and the store is marked once', async () => {
