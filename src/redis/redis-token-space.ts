@@ -10,7 +10,6 @@
  * time: the grant looks due early, the sweep refreshes it (once more than needed) and that write mends the index.
  * A grant never written through a store of the space (tokens stored before) is not in the index: `reindex()` adds it.
  */
-import type { ReauthorizationReason } from '../oauth/errors.js';
 import { createHash, randomUUID } from 'node:crypto';
 import { constructorOptions, integerOption, invalidOption, invalidValue, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
 import type { TokenSet, TokenStoreSetOptions } from '../oauth/types.js';
@@ -18,7 +17,7 @@ import { type GrantClaims, type GrantInfo, type GrantPage, type GrantsOptions, g
 import { storeCipher } from '../store/token-cipher.js';
 import { lockTimes } from '../store/lease-lock.js';
 import { defineScript, RedisConnection } from './redis-connection.js';
-import { RedisTokenStore, type RedisTokenStoreOptions } from './redis-token-store.js';
+import { parseMark, RedisTokenStore, type RedisTokenStoreOptions } from './redis-token-store.js';
 
 /** Options of `new RedisTokenSpace(...)`: those of `RedisTokenStore` but `key`, and the prefix of the keys. */
 export interface RedisTokenSpaceOptions extends Omit<RedisTokenStoreOptions, 'key'> {
@@ -233,21 +232,13 @@ export function lastSlot(userId: string, windowMs: number, now: number): number 
   return now - ((now - offset) % windowMs);
 }
 
-/** A listed grant, from its standing mark (`${key}:reconnect`: `{"reason", "since", "of"}`) and its index time. */
-function grantOf(userId: string, mark: unknown, time: unknown): GrantInfo {
+/**
+ * A listed grant, from its standing mark (`${key}:reconnect`, read by CLAIM only while it names the stored value) and
+ * its index time. The mark is parsed as the store parses it (`parseMark`), so a grant reads the same listed or alone.
+ */
+function grantOf(userId: string, stored: unknown, time: unknown): GrantInfo {
   const refreshed = time === null || time === undefined ? undefined : Number(time);
   const grant: GrantInfo = { userId, status: 'connected', ...(refreshed === undefined || refreshed === 0 ? {} : { refreshedAt: refreshed }) };
-  if (mark === null || mark === undefined) return grant;
-  let parsed: { reason?: unknown; since?: unknown } = {};
-  try {
-    parsed = JSON.parse(String(mark)) as typeof parsed;
-  } catch {
-    // A mark we cannot read still says the grant needs reconnecting.
-  }
-  return {
-    ...grant,
-    status: 'needs_reconnect',
-    ...(typeof parsed.reason === 'string' ? { reason: parsed.reason as ReauthorizationReason } : {}),
-    ...(typeof parsed.since === 'number' ? { since: parsed.since } : {}),
-  };
+  const mark = parseMark(stored);
+  return mark === undefined ? grant : { ...grant, status: 'needs_reconnect', reason: mark.reason, since: mark.since };
 }

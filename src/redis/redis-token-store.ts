@@ -290,7 +290,7 @@ class RedisCommands implements Lease, StoreWrites {
 }
 
 /** The mark as stored (JSON `{ reason, since, of }`); anything else (a foreign value) is no mark. */
-function parseMark(stored: unknown): (ReconnectMark & { of: string }) | undefined {
+export function parseMark(stored: unknown): (ReconnectMark & { of: string }) | undefined {
   if (stored === null || stored === undefined) return undefined;
   try {
     const { reason, since, of } = JSON.parse(String(stored)) as Partial<ReconnectMark & { of: string }>;
