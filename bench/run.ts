@@ -97,11 +97,20 @@ const header = [
 ].join('\n');
 const results = new URL('./RESULTS.md', import.meta.url);
 if (only === undefined) {
-  writeFileSync(results, toMarkdown(sections, header));
+  writeFileSync(results, [toMarkdown(sections, header).trim(), ...unclaimed(readFileSync(results, 'utf8'))].join('\n\n') + '\n');
   console.log('\nWrote bench/RESULTS.md');
 } else if (update) {
   writeFileSync(results, updatedResults(readFileSync(results, 'utf8')));
   console.log(`\nUpdated the sections of ${selected.map((m) => m.name).join(', ')} in bench/RESULTS.md`);
+}
+
+/**
+ * The sections of RESULTS.md that no measure makes (figures a test prints, such as the retry budget's fleet count),
+ * kept as they are after the measured ones: a run rewrites only what it measured.
+ */
+function unclaimed(previous: string): string[] {
+  const parts = previous.split(/^(?=## )/m).slice(1);
+  return parts.filter((part) => !measures.some((measure) => part.startsWith(`## ${measure.titled}`))).map((part) => part.trim());
 }
 
 /**
@@ -121,6 +130,7 @@ function updatedResults(previous: string): string {
       blocks.push(...kept.filter((part) => part.title.startsWith(measure.titled)).map((part) => part.markdown));
     }
   }
+  blocks.push(...unclaimed(previous));
   const note = 'A section that ends with a line _Measured by …_ comes from that later run of some measures.';
   const top = head!.trim().split('\n').filter((line) => line.trim() !== '' && !line.startsWith('Sections of ') && line !== note);
   return `${[top[0], '', ...top.slice(1), '', note].join('\n')}\n\n${blocks.join('\n\n')}\n`;
