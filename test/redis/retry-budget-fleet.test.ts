@@ -1,6 +1,7 @@
 /**
  * The retry budget across a fleet: 4 processes, each a `PostSched` with one `RedisRateLimiter`, against a loopback
- * service. While it answers 503 (`Retry-After: 0`) to every call, retries add at most 10 % to the requests sent;
+ * service. While it answers 503 (`Retry-After: 0`) to every call, retries add at most 10 % to the requests sent,
+ * the 10 retries of the one budget the processes share in Redis;
  * once it answers again, 30 successful calls per process bring back full retries (a call answered 503 twice then
  * 200 succeeds, 3 requests). Counted: requests the service received, never time.
  */
@@ -58,6 +59,8 @@ it('4 processes in a full outage: retries add ≤ 10 % to the requests; after 30
     console.log(`retry-budget fleet: outage ${JSON.stringify({ calls: 400, requests: outage, retries: outage - 400 })}`);
     expect(down.reduce((n, d) => n + (d.type === 'done' ? d.failed : 0), 0)).toBe(400);
     expect(outage - 400).toBeLessThanOrEqual(40);
+    // One budget for the fleet, in Redis: its 10 retries in all (a budget per process would give 4 × 10).
+    expect(outage - 400).toBe(10);
 
     // Recovered: 30 successful calls per process, then each process's call answered 503 twice gets its 2 retries.
     state.down = false;

@@ -9,7 +9,8 @@ import { RedisRateLimiter } from '@postsched/sdk/redis';
 
 const config = JSON.parse(process.env['WORKER_CONFIG'] ?? '{}') as { baseUrl: string; redisUrl: string; prefix: string };
 const redis = new Redis(config.redisUrl);
-const rateLimiter = new RedisRateLimiter({ redis, prefix: config.prefix });
+// A Redis slow on a busy machine must not send this process to its own budget (fail open): the test counts the shared one.
+const rateLimiter = new RedisRateLimiter({ redis, prefix: config.prefix, commandTimeoutMs: 60_000 });
 const client = new PostSched({ baseUrl: config.baseUrl, auth: 'tok_fleet', rateLimiter });
 
 process.on('message', async (message: { type: 'run'; ids: string[] } | { type: 'exit' }) => {
