@@ -192,6 +192,24 @@ describe('PostSchedInstrumentation with @opentelemetry/instrumentation-undici', 
     expect((await telemetry.histogram('postsched.token.refresh.duration')).map((p) => p.value.count)).toEqual([1]);
     expectNoSecrets(spans, JSON.stringify(durations));
   });
+
+  it("a reset attempt and its retry: undici's two CLIENT spans under the call's, one traceparent each", async () => {
+    register(true);
+    server = await scriptedServer((request, _body, n) => {
+      if (n === 1) request.socket.destroy();
+      return { status: 200, json: POST };
+    });
+    await new PostSched({ baseUrl: server.url, auth: 'at_otel_secret_1' }).posts.get('post_1');
+    const nodes = tree(telemetry.spans());
+    const call = nodes.find((n) => n.kind === SpanKind.INTERNAL)!;
+    const clients = nodes.filter((n) => n.kind === SpanKind.CLIENT);
+    expect(clients.map((n) => [n.scope, n.parent])).toEqual([
+      ['@opentelemetry/instrumentation-undici', call.id],
+      ['@opentelemetry/instrumentation-undici', call.id],
+    ]);
+    expect(server.received.map((r) => r.traceparents.length)).toEqual([1, 1]);
+    expect(server.received.map((r) => parentIdOf(r.traceparents[0]!))).toEqual(clients.map((n) => n.id));
+  });
 });
 
 describe('url.full', () => {
