@@ -75,6 +75,35 @@ it('4 processes in a full outage: retries add ≤ 10 % to the requests; after 30
   }
 });
 
+it("after the outage, one process's successes refill the budget of all: a process with few calls gets its retries back", { timeout: 120_000 }, async () => {
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  const [busy, quiet] = [0, 1].map(() => startWorkerFile<Message, { type: 'run'; ids: string[] } | { type: 'exit' }>(WORKER, { baseUrl, redisUrl: redis.url, prefix: 'budget-recovery' }));
+  try {
+    await Promise.all([busy!.next('ready'), quiet!.next('ready')]);
+    const run = async (worker: typeof busy, ids: string[]) => {
+      worker!.send({ type: 'run', ids });
+      return worker!.next('done');
+    };
+    // The outage empties the shared budget; both processes are refused retries.
+    state.down = true;
+    await run(busy, Array.from({ length: 20 }, (_, i) => `busy_down_${i}`));
+    let before = state.requests;
+    await run(quiet, ['quiet_down_1', 'quiet_down_2']);
+    expect(state.requests - before).toBe(2);
+
+    // Recovered: the busy process's 200 successes, none of the quiet one's; then the quiet one's call answered 503
+    // twice gets its 2 retries.
+    state.down = false;
+    await run(busy, Array.from({ length: 200 }, (_, i) => `busy_ok_${i}`));
+    state.flaky.set('quiet_flaky', 2);
+    before = state.requests;
+    expect(await run(quiet, ['quiet_flaky'])).toMatchObject({ ok: 1 });
+    expect(state.requests - before).toBe(3);
+  } finally {
+    await Promise.all([busy?.stop(), quiet?.stop()]);
+  }
+});
+
 it('Redis unreachable: the budget fails open to the process\'s own (10 retries, then none), never a failed call because of Redis', { timeout: 60_000 }, async () => {
   state.down = true;
   const port = await new Promise<number>((resolve) => {
