@@ -7,6 +7,8 @@
  *    same key.
  * 3. Whether the service honours `Idempotency-Key` is not shown in its documentation, so before sending again, look
  *    for the post (`posts.list`, matching the row's account, time and text) and only send when it is not there.
+ *    The spec does not show a post's text or publish-time field either: where the list leaves them out, nothing
+ *    matches and only the key keeps the post from being created twice.
  *
  *   npm install @postsched/sdk pg && npm install -D tsx
  *

@@ -322,7 +322,9 @@ const rows = [
   // PostgresTokenStore alone 14.51 → 14.78 KB.
   // Both merged: redis entry 20.93, RedisTokenStore alone 14.62, postgres entry 18.49, PostgresTokenStore alone 14.78 KB.
   // The space's claim reads a mark as the store does (only while it names the stored value): redis entry 21.01 KB.
-  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 21.03 * KB },
+  // After an outage, RedisRateLimiter hands its refills to the shared retry budget every 10 answers until it is full
+  // (branch i40-audit): 21.01 → 21.07 KB (npm run build, then this script, on main and on the branch).
+  { label: 'redis entry (export *)', file: 'dist/redis/index.js', platform: 'node', ceiling: 21.09 * KB },
   { label: '  RedisTokenStore alone', file: 'dist/redis/index.js', names: ['RedisTokenStore'], platform: 'node', ceiling: 14.64 * KB },
   { label: 'postgres entry (export *)', file: 'dist/postgres/index.js', platform: 'node', ceiling: 18.51 * KB },
   { label: '  PostgresTokenStore alone', file: 'dist/postgres/index.js', names: ['PostgresTokenStore'], platform: 'node', ceiling: 14.8 * KB },

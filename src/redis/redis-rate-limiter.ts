@@ -9,7 +9,7 @@
  * `commandTimeoutMs`, LEARNs are dropped, TAKEs fall back to this process's own state for a pause: each process goes
  * on with its own blocks and quotas, never a failed call because of the limiter.
  * The retry budget (`RETRY_BUDGET`) is one integer in Redis for every process: one RETRY per retry, which also
- * hands over the answers this process counted since its last (no command per successful call).
+ * hands over the answers this process counted since its last (no command per successful call while it has retries).
  */
 import { checkOptions, integerOption, invalidOption, MAX_TIMEOUT_MS, optionNames } from '../core/invalid-option.js';
 import { MAX_BLOCK_MS, RateLimiter, RETRY_BUDGET, type RateLimiterLike, type RateLimiterOptions, type RateLimitFacts, type RateLimitState, type Turn } from '../http/rate-limiter.js';
@@ -94,13 +94,14 @@ return math.max(0, b - now)
 
 /**
  * RETRY: the retry budget of every process (`RETRY_BUDGET`, in tenths), one integer `<prefix>:retry-budget`, full
- * when absent. ARGV[1] the answers this process counted since its last RETRY (batched refills), ARGV[2] the budget.
- * Takes one retry (10) when there is one; returns 1 when taken. Expires 10 minutes after the last retry asked.
+ * when absent. ARGV[1] the answers this process counted since its last RETRY (batched refills), ARGV[2] the budget,
+ * ARGV[3] the cost: 10 takes one retry when there is one and returns 1 when taken; 0 only hands the refills over and
+ * returns 1 when the budget is full. Expires 10 minutes after the last RETRY.
  */
 const RETRY = /* @__PURE__ */ defineScript(`
-local full = tonumber(ARGV[2]) local v = redis.call('GET', KEYS[1])
+local full, cost = tonumber(ARGV[2]), tonumber(ARGV[3]) local v = redis.call('GET', KEYS[1])
 local t = math.min(full, (v and tonumber(v) or full) + tonumber(ARGV[1]))
-local ok = 0 if t >= 10 then t = t - 10 ok = 1 end
+local ok = 0 if t >= full or cost > 0 and t >= cost then t = t - cost ok = 1 end
 redis.call('SET', KEYS[1], t, 'PX', 600000)
 return ok
 `);
@@ -135,6 +136,8 @@ export class RedisRateLimiter implements RateLimiterLike {
   #pausedUntil = 0;
   /** Answers counted here since the last RETRY: given to the shared budget with the next one (at most a full budget). */
   #refills = 0;
+  /** Redis refused this process a retry and has not said its budget is full since: refills go to it as they come. */
+  #refused = false;
 
   constructor(options: RedisRateLimiterOptions) {
     const checked = checkOptions(options, OPTIONS, 'new RedisRateLimiter()');
@@ -211,10 +214,11 @@ export class RedisRateLimiter implements RateLimiterLike {
    */
   retry(): boolean | Promise<boolean> {
     if (Date.now() < this.#pausedUntil) return this.#local.retry();
-    const refills = this.#refills;
-    this.#refills = 0;
-    return this.#connection.script('share', RETRY, [`${this.#prefix}:retry-budget`], [String(refills), String(RETRY_BUDGET)]).then(
-      (taken) => Number(taken) === 1,
+    return this.#shared(10).then(
+      (taken) => {
+        if (!taken) this.#refused = true;
+        return taken;
+      },
       () => {
         this.#pausedUntil = Date.now() + REDIS_PAUSE_MS;
         return this.#local.retry();
@@ -222,10 +226,26 @@ export class RedisRateLimiter implements RateLimiterLike {
     );
   }
 
-  /** An answer: counted here, given to Redis with the next retry (no command per call). @internal */
+  /**
+   * An answer: counted here, given to Redis with the next retry (no command per call). After an outage emptied the
+   * budget (Redis refused a retry), every 10 are handed over at once until it is full: the successes of a busy process
+   * then bring back the retries of one with few calls. @internal
+   */
   refill(): void {
     this.#local.refill();
     if (this.#refills < RETRY_BUDGET) this.#refills++;
+    if (this.#refused && this.#refills >= 10 && Date.now() >= this.#pausedUntil) {
+      this.#shared(0).then((full) => {
+        if (full) this.#refused = false;
+      }, () => undefined);
+    }
+  }
+
+  /** RETRY with this process's refills since the last, at `cost` (10: a retry; 0: the refills only). */
+  #shared(cost: 10 | 0): Promise<boolean> {
+    const refills = this.#refills;
+    this.#refills = 0;
+    return this.#connection.script('share', RETRY, [`${this.#prefix}:retry-budget`], [String(refills), String(RETRY_BUDGET), String(cost)]).then((reply) => Number(reply) === 1);
   }
 
   /** What an answer said, here and, when it was kept here, in Redis for every process. @internal */

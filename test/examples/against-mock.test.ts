@@ -3,17 +3,19 @@
  * nothing but the mock's export lines (and, where the example's port must be free, PORT and the redirect URI
  * registered for it). The mock answers in this vitest project's wire profile (`--profile`): what an example
  * prints of a field the spec does not give is checked under `full` only. The Redis example is run the same way in
- * test/redis/example-multi-process.test.ts.
+ * test/redis/example-multi-process.test.ts; create-post-once.ts gets a PostgreSQL server of its own (DATABASE_URL).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.js';
 import { FAKE_PROFILE, FAKE_SEED, FULL } from '../support/fake-profile.js';
 import { answerConsentPage } from '../support/consent.js';
 import { freePort, type Running, start, startCli, startMock, stopAll } from '../support/processes.js';
+import { startPostgresServer } from '../postgres/postgres-server.js';
 
 const example = (file: string) => fileURLToPath(new URL(`../../examples/${file}`, import.meta.url));
 
@@ -63,6 +65,25 @@ describe('the examples against postsched mock, each in its own process', () => {
     expect(child.stdout()).toContain("name: 'GET /posts/{id}'");
     expect(child.stdout()).toContain("'url.template': '/posts/{id}'");
     expect(child.stdout()).toContain("'http.response.status_code': 404");
+  });
+
+  it('create-post-once.ts plans its row in PostgreSQL, then schedules the post and stores its id: exit 0, twice', async () => {
+    const postgres = await startPostgresServer();
+    try {
+      for (let n = 1; n <= 2; n++) {
+        const child = run('create-post-once.ts', { DATABASE_URL: postgres.url });
+        expect(await child.exited, child.output()).toBe(0);
+        expect(child.stdout()).toMatch(/^Scheduled \S+ \(row [0-9a-f-]{36}\)\.\n$/);
+      }
+      const db = new pg.Client({ connectionString: postgres.url });
+      await db.connect();
+      const { rows } = await db.query<{ post_id: string | null }>('SELECT post_id FROM planned_posts');
+      await db.end();
+      expect(rows).toHaveLength(2);
+      expect(rows.every((row) => row.post_id !== null)).toBe(true);
+    } finally {
+      await postgres.stop();
+    }
   });
 
   it('demo.ts runs the OAuth flow by hand (URL printed, callback pasted), schedules and cancels a post: exit 0', async () => {

@@ -50,6 +50,18 @@ const eventful: Script = (request, _body, n) => {
   return { status: 200, json: POST };
 };
 
+/** `posts.get` against a server that resets the first request's connection (a GET: sent again). */
+async function getAfterReset(withUndici: boolean): Promise<NonNullable<typeof server>> {
+  register(withUndici);
+  const started = await scriptedServer((request, _body, n) => {
+    if (n === 1) request.socket.destroy();
+    return { status: 200, json: POST };
+  });
+  server = started;
+  await new PostSched({ baseUrl: started.url, auth: 'at_otel_secret_1' }).posts.get('post_1');
+  return started;
+}
+
 /** The spans of one trace by name, with their parent. */
 function tree(spans: ReadableSpan[]) {
   return spans.map((span) => ({ name: span.name, kind: span.kind, id: span.spanContext().spanId, parent: span.parentSpanContext?.spanId, scope: span.instrumentationScope.name }));
@@ -119,12 +131,7 @@ describe('PostSchedInstrumentation without undici instrumentation', () => {
   });
 
   it('a reset attempt is an error span with error.type; the retry after it carries its own traceparent', async () => {
-    register(false);
-    server = await scriptedServer((request, _body, n) => {
-      if (n === 1) request.socket.destroy();
-      return { status: 200, json: POST };
-    });
-    await new PostSched({ baseUrl: server.url, auth: 'at_otel_secret_1' }).posts.get('post_1');
+    const { received } = await getAfterReset(false);
     const attempts = telemetry.spans().filter((s) => s.kind === SpanKind.CLIENT);
     expect(attempts.map((s) => [s.attributes['error.type'], s.attributes['http.response.status_code'], s.status.code])).toEqual([
       ['ConnectionError', undefined, SpanStatusCode.ERROR],
@@ -132,7 +139,7 @@ describe('PostSchedInstrumentation without undici instrumentation', () => {
     ]);
     expect(attempts[0]!.events.map((e) => e.name)).toEqual(['exception']);
     // The reset request reached the server too, with the first attempt's traceparent.
-    expect(server.received.map((r) => parentIdOf(r.traceparents[0]!))).toEqual(attempts.map((s) => s.spanContext().spanId));
+    expect(received.map((r) => parentIdOf(r.traceparents[0]!))).toEqual(attempts.map((s) => s.spanContext().spanId));
   });
 
   it('a call the rate limiter holds records its wait (postsched.rate_limiter.wait.duration) on the call span', async () => {
@@ -191,6 +198,19 @@ describe('PostSchedInstrumentation with @opentelemetry/instrumentation-undici', 
     expect(durations.reduce((sum, point) => sum + point.value.count, 0)).toBe(5);
     expect((await telemetry.histogram('postsched.token.refresh.duration')).map((p) => p.value.count)).toEqual([1]);
     expectNoSecrets(spans, JSON.stringify(durations));
+  });
+
+  it("a reset attempt and its retry: undici's two CLIENT spans under the call's, one traceparent each", async () => {
+    const { received } = await getAfterReset(true);
+    const nodes = tree(telemetry.spans());
+    const call = nodes.find((n) => n.kind === SpanKind.INTERNAL)!;
+    const clients = nodes.filter((n) => n.kind === SpanKind.CLIENT);
+    expect(clients.map((n) => [n.scope, n.parent])).toEqual([
+      ['@opentelemetry/instrumentation-undici', call.id],
+      ['@opentelemetry/instrumentation-undici', call.id],
+    ]);
+    expect(received.map((r) => r.traceparents.length)).toEqual([1, 1]);
+    expect(received.map((r) => parentIdOf(r.traceparents[0]!))).toEqual(clients.map((n) => n.id));
   });
 });
 

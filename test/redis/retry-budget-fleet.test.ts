@@ -1,6 +1,7 @@
 /**
  * The retry budget across a fleet: 4 processes, each a `PostSched` with one `RedisRateLimiter`, against a loopback
- * service. While it answers 503 (`Retry-After: 0`) to every call, retries add at most 10 % to the requests sent;
+ * service. While it answers 503 (`Retry-After: 0`) to every call, retries add at most 10 % to the requests sent,
+ * the 10 retries of the one budget the processes share in Redis;
  * once it answers again, 30 successful calls per process bring back full retries (a call answered 503 twice then
  * 200 succeeds, 3 requests). Counted: requests the service received, never time.
  */
@@ -58,6 +59,8 @@ it('4 processes in a full outage: retries add ≤ 10 % to the requests; after 30
     console.log(`retry-budget fleet: outage ${JSON.stringify({ calls: 400, requests: outage, retries: outage - 400 })}`);
     expect(down.reduce((n, d) => n + (d.type === 'done' ? d.failed : 0), 0)).toBe(400);
     expect(outage - 400).toBeLessThanOrEqual(40);
+    // One budget for the fleet, in Redis: its 10 retries in all (a budget per process would give 4 × 10).
+    expect(outage - 400).toBe(10);
 
     // Recovered: 30 successful calls per process, then each process's call answered 503 twice gets its 2 retries.
     state.down = false;
@@ -69,6 +72,35 @@ it('4 processes in a full outage: retries add ≤ 10 % to the requests; after 30
     expect(state.requests - before).toBe(4 * 3);
   } finally {
     await Promise.all(workers.map((w) => w.stop()));
+  }
+});
+
+it("after the outage, one process's successes refill the budget of all: a process with few calls gets its retries back", { timeout: 120_000 }, async () => {
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  const [busy, quiet] = [0, 1].map(() => startWorkerFile<Message, { type: 'run'; ids: string[] } | { type: 'exit' }>(WORKER, { baseUrl, redisUrl: redis.url, prefix: 'budget-recovery' }));
+  try {
+    await Promise.all([busy!.next('ready'), quiet!.next('ready')]);
+    const run = async (worker: typeof busy, ids: string[]) => {
+      worker!.send({ type: 'run', ids });
+      return worker!.next('done');
+    };
+    // The outage empties the shared budget; both processes are refused retries.
+    state.down = true;
+    await run(busy, Array.from({ length: 20 }, (_, i) => `busy_down_${i}`));
+    let before = state.requests;
+    await run(quiet, ['quiet_down_1', 'quiet_down_2']);
+    expect(state.requests - before).toBe(2);
+
+    // Recovered: the busy process's 200 successes, none of the quiet one's; then the quiet one's call answered 503
+    // twice gets its 2 retries.
+    state.down = false;
+    await run(busy, Array.from({ length: 200 }, (_, i) => `busy_ok_${i}`));
+    state.flaky.set('quiet_flaky', 2);
+    before = state.requests;
+    expect(await run(quiet, ['quiet_flaky'])).toMatchObject({ ok: 1 });
+    expect(state.requests - before).toBe(3);
+  } finally {
+    await Promise.all([busy?.stop(), quiet?.stop()]);
   }
 });
 

@@ -1,7 +1,7 @@
 /**
  * One process of the retry-budget fleet (retry-budget-fleet.test.ts): one `PostSched` with a `RedisRateLimiter` on
  * the shared Redis. On `{ type: 'run', ids }` it GETs each post id, 10 at a time, and sends `done` with the calls
- * that succeeded and failed. Config: env WORKER_CONFIG (JSON: baseUrl, redisUrl, prefix).
+ * that succeeded and failed, once Redis has done every command the limiter sent it. Config: env WORKER_CONFIG (JSON: baseUrl, redisUrl, prefix).
  */
 import { Redis } from 'ioredis';
 import { PostSched } from '@postsched/sdk';
@@ -9,7 +9,8 @@ import { RedisRateLimiter } from '@postsched/sdk/redis';
 
 const config = JSON.parse(process.env['WORKER_CONFIG'] ?? '{}') as { baseUrl: string; redisUrl: string; prefix: string };
 const redis = new Redis(config.redisUrl);
-const rateLimiter = new RedisRateLimiter({ redis, prefix: config.prefix });
+// A Redis slow on a busy machine must not send this process to its own budget (fail open): the test counts the shared one.
+const rateLimiter = new RedisRateLimiter({ redis, prefix: config.prefix, commandTimeoutMs: 60_000 });
 const client = new PostSched({ baseUrl: config.baseUrl, auth: 'tok_fleet', rateLimiter });
 
 process.on('message', async (message: { type: 'run'; ids: string[] } | { type: 'exit' }) => {
@@ -27,6 +28,8 @@ process.on('message', async (message: { type: 'run'; ids: string[] } | { type: '
       }
     }),
   );
+  // Whatever the limiter sent Redis on this connection is done once this answers (one connection keeps its order).
+  await redis.ping();
   process.send?.(result);
 });
 process.send?.({ type: 'ready' });
