@@ -127,6 +127,30 @@ describe('the tools\' safety rules', () => {
     expect(result.data).toMatchObject({ status: 422, untrusted_data: { message: expect.stringContaining(INJECTION) } });
   });
 
+  it('a schedule_post repeated after its answer reached the tool makes one post, even where the service ignores Idempotency-Key', async () => {
+    await setUp();
+    const ignoring = new PostSched({
+      baseUrl: h.fake.baseUrl,
+      auth: h.token,
+      maxRetries: 0,
+      fetch: async (input, init) => {
+        const request = new Request(input, init);
+        request.headers.delete('idempotency-key'); // a service that does not honour it (the spec does not show it does)
+        return h.fake.handler(request);
+      },
+    });
+    const schedule = postschedTools(ignoring, { allow: ['write'] }).find((t) => t.name === 'schedule_post')!;
+    const input = { account_ids: ['acc_demo_x'], publish_at: '2031-02-01T09:00:00Z', text: 'Once' };
+    const created = h.fake.stats.postsCreated;
+    const [first, second] = await Promise.all([schedule.execute(input), schedule.execute(input)]); // a model repeating at once
+    const third = await schedule.execute({ ...input, publish_at: '2031-02-01T10:00:00+01:00' }); // or later, spelled otherwise
+    expect([first, second, third].map((r) => r.data.post_id)).toEqual(Array(3).fill(first.data.post_id));
+    expect(third.text).toContain('Nothing was sent again');
+    expect(h.fake.stats.postsCreated - created).toBe(1);
+    expect((await schedule.execute({ ...input, request_id: 'another' })).data.post_id).not.toBe(first.data.post_id);
+    expect(h.fake.stats.postsCreated - created).toBe(2);
+  });
+
   it('upload_media_from_url refuses non-http(s), loopback, private and link-local targets, and bounds the size', async () => {
     let downloads = 0;
     const file = new Uint8Array(2048).fill(7);
