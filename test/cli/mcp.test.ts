@@ -79,12 +79,13 @@ describe('postsched mcp', () => {
     expect(saved.accessToken).not.toBe(expired.accessToken);
   });
 
-  it('over Streamable HTTP on 127.0.0.1: the MCP client\'s Authorization header never reaches the service', async () => {
+  it('over Streamable HTTP on 127.0.0.1: only the tools --tools names, and the MCP client\'s Authorization header never reaches the service', async () => {
     const port = await freePort();
-    server = startCli(['mcp', '--tokens', tokens, '--http', '--port', String(port)], env);
+    server = startCli(['mcp', '--tokens', tokens, '--http', '--port', String(port), '--tools', 'get_post,list_accounts'], env);
     await server.waitFor(/Streamable HTTP/);
     client = new Client({ name: 'test', version: '1' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), { requestInit: { headers: { authorization: 'Bearer mcp-client-secret-token' } } }));
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['list_accounts', 'get_post']); // --tools, in the tools' order
     const result = await client.callTool({ name: 'list_accounts', arguments: {} });
     expect(result.isError).toBe(false);
     expect(JSON.stringify(result)).not.toContain((JSON.parse(await readFile(tokens, 'utf8')) as { accessToken: string }).accessToken);
