@@ -5,6 +5,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -97,6 +98,24 @@ describe('postsched mcp', () => {
     expect((await runCli(['mcp', '--allow', 'read,admin', '--tokens', tokens], env)).code).toBe(2);
     expect((await runCli(['mcp', '--tools', 'nope', '--tokens', tokens], env)).stderr).toContain('no tool "nope"');
     expect((await runCli(['mcp', '--user', 'u1'], env)).stderr).toContain('--redis-url or --postgres-url');
+  });
+
+  it('without the MCP SDK (an optional peer): mcp says how to install it, the other commands still run', async () => {
+    // A resolve hook that finds no @modelcontextprotocol/sdk, as in an app that did not install it.
+    const hooks = join(dir, 'hooks.mjs');
+    await writeFile(hooks, `export async function resolve(specifier, context, next) {
+  if (specifier.startsWith('@modelcontextprotocol/')) throw Object.assign(new Error('Cannot find package ' + specifier), { code: 'ERR_MODULE_NOT_FOUND' });
+  return next(specifier, context);
+}`);
+    const register = join(dir, 'no-mcp-sdk.mjs');
+    await writeFile(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});`);
+    const withoutSdk = { ...env, NODE_OPTIONS: `--import ${pathToFileURL(register).href}` };
+    for (const transport of [[], ['--http', '--port', '0']]) {
+      const mcp = await runCli(['mcp', '--tokens', tokens, ...transport], withoutSdk);
+      expect(mcp.code, mcp.stderr).toBe(1);
+      expect(mcp.stderr).toContain('npm install @modelcontextprotocol/sdk');
+    }
+    expect((await runCli(['mock', '--help'], withoutSdk)).code).toBe(0);
   });
 
   it('--user acts for that user of the app\'s Redis store, its tokens read through UserClients', async () => {
