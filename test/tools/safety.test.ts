@@ -196,6 +196,19 @@ describe('the tools\' safety rules', () => {
     }
   });
 
+  it('an aborted call is an error result that says so (not "a bug"), and an abort before sending sends nothing', async () => {
+    const post = await setUp();
+    h.sent.length = 0;
+    const controller = new AbortController();
+    controller.abort(new Error('the user closed the chat'));
+    for (const [name, input] of [['get_post', { post_id: post.id }], ['schedule_post', { account_ids: ['acc_demo_x'], publish_at: '2031-01-01T09:00:00Z' }]] as const) {
+      const result = await tools.find((t) => t.name === name)!.execute(input, { signal: controller.signal });
+      expect(result.isError, name).toBe(true);
+      expect(result.text, name).toMatch(/^The call was aborted/);
+    }
+    expect(h.sent).toEqual([]);
+  });
+
   it('refuses bad options by name', () => {
     const client = new PostSched({ baseUrl: 'https://api.example.com', auth: 'x' });
     expect(() => postschedTools(client, { allow: ['admin' as 'read'] })).toThrow(ValidationError);
