@@ -275,7 +275,10 @@ const rows = [
   // zod's JSON Schema converter, which only the tools import, stays out of every other entry. What it bundles: the post
   // input schema it composes, atLocalTime and weeklySlots, the Web Crypto HMAC of the webhooks, the client's code
   // (a bundler dedupes it with the main entry's): 68.87 KB min, 23.94 KB gz. Ceiling 23.96 KB.
-  { label: 'tools entry (export *)', file: 'dist/tools/index.js', ceiling: 23.96 * KB },
+  // An error quoting the service fenced as untrusted too: 68.74 → 68.99 KB min, 23.88 → 23.97 KB gz; schedule_post
+  // remembering its posts by key (one post without relying on the service's idempotency): 69.32 KB min, 24.08 KB gz;
+  // an aborted call said as such: 69.52 KB min, 24.16 KB gz. Ceiling 24.18 KB.
+  { label: 'tools entry (export *)', file: 'dist/tools/index.js', ceiling: 24.18 * KB },
   // The Redis entry (issue 28: reported, no target yet). Node-only (`node:async_hooks`): bundled for the node platform,
   // as a server bundle would be, Node's modules left as imports. It holds the token manager's kernel it shares with
   // the main entry (errors, the token-set checks, the option reader), so a server app that imports both pays it once.

@@ -102,8 +102,8 @@ export const mcpCommand: Command = {
     const version = SDK_VERSION;
     try {
       if (values.http !== true) {
+        const server = await toolsServer(tools, version); // first: without the MCP SDK, it says how to install it
         const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
-        const server = await toolsServer(tools, version);
         const closed = new Promise<void>((done) => (server.onclose = done));
         await server.connect(new StdioServerTransport());
         context.err(`postsched mcp: ${tools.length} tools (${allow.join(', ')}) on stdio.`); // stdout is the protocol's

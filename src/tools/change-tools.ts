@@ -6,6 +6,7 @@
  */
 import * as z from 'zod/mini';
 import type { PostSched } from '../client.js';
+import type { Post } from '../resources/posts.js';
 import { CreatePostParamsSchema } from '../resources/posts.js';
 import { defineTool, ToolRefusal, type CallOptions, type PostschedTool, type ToolOutput } from './define.js';
 import { downloadMedia, type MediaDownloadOptions } from './fetch-media.js';
@@ -31,6 +32,9 @@ const CONFIRMATION_HELP =
 
 type PostInput = z.output<typeof postInput>;
 
+/** How many of its intended posts a toolset remembers (oldest forgotten first). */
+const REMEMBERED_POSTS = 1000;
+
 /** The body `posts.create` gets, its instant resolved. */
 function postBody(input: PostInput): { body: { account_ids: string[]; publish_at: string; text?: string; media_ids?: string[] }; echo: Record<string, string> } {
   const instant = resolveTime('publish_at', input.publish_at, input.time_zone);
@@ -39,6 +43,12 @@ function postBody(input: PostInput): { body: { account_ids: string[]; publish_at
 }
 
 export function changeTools(client: PostSched, seal: Seal, media: MediaDownloadOptions): PostschedTool[] {
+  /**
+   * schedule_post's posts by idempotency key, in flight or made: a repeat whose first answer reached the tool (then
+   * was lost on its way to the model) gets that post without a second request, whether or not the service honours
+   * `Idempotency-Key` (not shown). A failed create is forgotten: its repeat sends again, with the same key.
+   */
+  const scheduled = new Map<string, Promise<Post>>();
   /** Without a confirmation: the preview (and a confirmation for it); with one: checked, then `act`. */
   const guarded = async (tool: string, action: Record<string, unknown>, given: string | undefined, opts: CallOptions, act: () => Promise<ToolOutput>): Promise<ToolOutput> => {
     if (given !== undefined) {
@@ -85,8 +95,20 @@ export function changeTools(client: PostSched, seal: Seal, media: MediaDownloadO
         const { body, echo } = postBody(input);
         // One key per intended post, made before the SDK's retries: a repeat (by the SDK or by the model) is the same request.
         const idempotencyKey = await seal.idempotencyKey('schedule_post', { ...body, request_id: input.request_id });
-        const post = await client.posts.create(body, { ...opts, idempotencyKey });
-        return { summary: `Scheduled post ${post.id} for ${body.publish_at}.`, fields: { post_id: post.id, ...echo }, untrusted: { post } };
+        let made = scheduled.get(idempotencyKey);
+        const repeat = made !== undefined;
+        if (made === undefined) {
+          const creating = client.posts.create(body, { ...opts, idempotencyKey });
+          made = creating;
+          scheduled.set(idempotencyKey, creating);
+          creating.catch(() => scheduled.get(idempotencyKey) === creating && scheduled.delete(idempotencyKey));
+          if (scheduled.size > REMEMBERED_POSTS) scheduled.delete(scheduled.keys().next().value!);
+        }
+        const post = await made;
+        const summary = repeat
+          ? `Already scheduled by an earlier call with this input: post ${post.id} for ${body.publish_at}. Nothing was sent again (for a second, identical post, give another request_id).`
+          : `Scheduled post ${post.id} for ${body.publish_at}.`;
+        return { summary, fields: { post_id: post.id, ...echo }, untrusted: { post } };
       },
     }),
     defineTool({

@@ -9,6 +9,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { asSchema, jsonSchema, tool } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
+import { CreatePostParamsSchema } from '@postsched/sdk';
 import { postschedTools, type PostschedTool } from '@postsched/sdk/tools';
 import { toolsHarness, type ToolsHarness } from './harness.js';
 
@@ -50,6 +51,14 @@ describe('the adapters', () => {
       const fromZod = z.toJSONSchema(t.inputSchema, { io: 'input' }) as { properties: Record<string, unknown>; required?: string[] };
       expect(Object.keys(fromZod.properties), t.name).toEqual(Object.keys(t.jsonSchema.properties));
       expect(fromZod.required, t.name).toEqual(t.jsonSchema.required);
+    }
+  });
+
+  it('the post fields of the input schemas are the SDK\'s own (CreatePostParamsSchema), not a second copy', async () => {
+    await setUp();
+    for (const name of ['preview_post', 'schedule_post']) {
+      const { shape } = tools.find((t) => t.name === name)!.inputSchema;
+      for (const field of ['account_ids', 'text', 'media_ids'] as const) expect(shape[field], `${name}.${field}`).toBe(CreatePostParamsSchema.shape[field]);
     }
   });
 
