@@ -89,6 +89,8 @@ export function changeTools(client: PostSched, seal: Seal, media: MediaDownloadO
         'purpose, give another request_id.',
       access: 'write',
       idempotent: true,
+      // What it sends reaches people outside the service (the accounts' audience): an open world, as MCP defines it.
+      openWorld: true,
       input: z.extend(postInput, { request_id: z.optional(z.string().check(z.maxLength(100))) }),
       fields: { ...postFields, request_id: 'Optional: any id of yours telling apart two intended posts with the same input.' },
       async run(input, opts) {
