@@ -7,7 +7,7 @@
  *
  * Each block is a module of its own. Besides its imports it may use only the names of CONTEXT: what the prose
  * around the blocks says is the reader's own (`app` is Express, `currentUserId(req)`, `notifyUser`, `queue`, `db`)
- * or was made by an earlier block (`oauth`, `baseUrl`, `users`, `client`, `userId`, `store`). A name made in a block
+ * or was made by an earlier block (`oauth`, `baseUrl`, `pool`, `users`, `client`, `userId`, `store`). A name made in a block
  * shadows the context's.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,6 +23,7 @@ const PAGES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.e
 const CONTEXT = `
 import type { Express, Request } from 'express';
 import type { CallbackChecks, OAuthClient, PostSched, TokenStore, UserClients } from '@postsched/sdk';
+import type { Pool } from 'pg';
 
 declare global {
   /** "here \`app\` is Express" */
@@ -37,6 +38,7 @@ declare global {
   /** Made by the "Connect a user" block. */
   const oauth: OAuthClient;
   const baseUrl: string;
+  const pool: Pool;
   const users: UserClients;
   const store: (userId: string) => TokenStore;
   /** A user's client and id, as in "Requests". */

@@ -93,6 +93,12 @@ describe('README.md for a newcomer', () => {
     expect(shellLinesOf(install).some((line) => /^npm install -D .*\btsx\b/.test(line))).toBe(true);
   });
 
+  it('Connect a user shows the encryption key line and the command that makes a key (a store refuses to start without one)', () => {
+    const connect = sections.get('Connect a user') ?? '';
+    expect(connect).toContain('encryptionKey: process.env.TOKEN_ENCRYPTION_KEY');
+    expect(connect).toContain('openssl rand -base64 32');
+  });
+
   it('Usage: its snippet runs as shown against postsched mock, with the variables the mock prints', async () => {
     const snippet = /^```ts\n([\s\S]*?)^```/m.exec(sections.get('Usage') ?? '')?.[1];
     expect(snippet).toBeDefined();

@@ -48,8 +48,8 @@ export interface WebhookClaimContext {
   readonly createdAt: number | undefined;
   /**
    * How long a claim in flight lasts (`inFlightTtlMs`): if its holder dies (SIGKILL, a lost instance), the claim
-   * expires then and the service's next retry runs the handler. A live holder whose handler runs past
-   * `handlerTimeoutMs` claims again with the same `claimId` every `handlerTimeoutMs` until the handler settles.
+   * expires then and the service's next retry runs the handler. The claim is not renewed while a handler runs past
+   * `handlerTimeoutMs`: once `ttlMs` has passed, a retry runs the handler again, even beside a run that hangs.
    */
   readonly ttlMs: number;
   /** A random id of this attempt: `release` gives the claim back only while it still holds this id. */
@@ -244,7 +244,7 @@ export function handleOnce(
 
   const call = <T>(step: WebhookTimedStep, work: () => T) =>
     timeBound(work, dedupeTimeoutMs, () => new WebhookTimeoutError(step, dedupeTimeoutMs));
-  /** A store call whose outcome no answer waits for (a give-back after a failed claim, a renewal, a late done mark). */
+  /** A store call whose outcome no answer waits for (a give-back after a failed claim, a late done mark). */
   const quietly = async (step: WebhookTimedStep, work: () => unknown): Promise<void> => {
     try {
       await call(step, work);

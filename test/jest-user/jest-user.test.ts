@@ -8,13 +8,12 @@
  * call that a fake clock does not drive, fails it.
  */
 import { execFile as execFileCb } from 'node:child_process';
-import { cpSync, mkdirSync, rmSync } from 'node:fs';
+import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { build as tsup } from 'tsup';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { tsupConfigs } from '../../scripts/bundle-size.mjs';
+import { installPackedSdk } from '../support/packed-sdk.js';
 
 const execFile = promisify(execFileCb);
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -23,20 +22,8 @@ const project = join(work, 'project');
 
 beforeAll(async () => {
   rmSync(work, { recursive: true, force: true });
-  const pkg = join(work, 'package');
-  mkdirSync(pkg, { recursive: true });
-  // The package's builds (not the `postsched` executable), into pkg/dist, from the repository's root as tsup runs.
-  for (const config of await tsupConfigs(work)) {
-    if (config.platform === 'node') continue;
-    await tsup({ ...config, config: false, dts: false, clean: false, silent: true, outDir: join(pkg, 'dist') });
-  }
-  cpSync(join(root, 'package.json'), join(pkg, 'package.json'));
-  const { stdout } = await execFile('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: pkg });
-  const tarball = join(work, (JSON.parse(stdout) as { filename: string }[])[0]!.filename);
   cpSync(join(root, 'test/jest-user/project'), project, { recursive: true });
-  const installed = join(project, 'node_modules/@postsched/sdk');
-  mkdirSync(installed, { recursive: true });
-  await execFile('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
+  await installPackedSdk(work, project);
 }, 240_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));

@@ -4,7 +4,7 @@
  * refused token; tokens another process stored meanwhile are used.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryTokenStore, ReauthorizationRequiredError, TokenManager, type TokenRefresher, type TokenSet } from '@postsched/sdk';
+import { MemoryTokenStore, ReauthorizationRequiredError, TokenManager, type TokenRefresher, type TokenSet, type TokenStore } from '@postsched/sdk';
 
 const expired = (rt: string): TokenSet => ({ accessToken: `at_${rt}`, refreshToken: rt, expiresAt: Date.now() - 1_000, scopes: ['posts:read'], tokenType: 'bearer' });
 
@@ -22,9 +22,16 @@ function endpoint(valid: string) {
 }
 
 describe('a refused refresh token', () => {
-  it.each([false, true])('is sent once: the 10 calls after the refusal fail without a token request (locking store: %s)', async (locking) => {
+  it.each([
+    ['MemoryTokenStore', false, false],
+    ['MemoryTokenStore with a lock', false, true],
+    // The store keeps no mark of the dead grant (getGrant, markReauthorizationRequired): the process remembers it.
+    ['a store of get and set only', true, false],
+    ['a store of get, set and lock only', true, true],
+  ])('is sent once: the 10 calls after the refusal fail without a token request (%s)', async (_, plain, locking) => {
     const { oauth, sent } = endpoint('rt_other');
-    const store = new MemoryTokenStore(expired('rt_dead'));
+    const memory = new MemoryTokenStore(expired('rt_dead'));
+    const store: TokenStore = plain ? { get: () => memory.get(), set: (tokens, options) => memory.set(tokens, options) } : memory;
     const shared = locking ? Object.assign(store, { lock: <T>(fn: () => Promise<T>) => fn() }) : store;
     const manager = new TokenManager({ oauth, store: shared });
     const errors: unknown[] = [];

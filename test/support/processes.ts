@@ -25,9 +25,9 @@ export interface Running {
 }
 
 /** Starts `node [--import tsx] script args…` with `env` added to this process's environment. */
-export function start(script: string, args: string[], env: Record<string, string | undefined> = {}, input?: 'pipe'): Running {
+export function start(script: string, args: string[], env: Record<string, string | undefined> = {}, input?: 'pipe', cwd = ROOT): Running {
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, ...env },
     stdio: [input ?? 'ignore', 'pipe', 'pipe'],
   });

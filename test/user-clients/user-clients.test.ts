@@ -381,10 +381,20 @@ describe('UserClients: a store that returns another user’s tokens (a cache bug
 });
 
 describe('UserClients: onReauthorizationRequired', () => {
-  it('is called once per user for many failing calls, and each caller still gets the error', async () => {
+  it.each([
+    ['MemoryTokenStore', false],
+    // No mark of a dead grant to read back (getGrant, markReauthorizationRequired): this process tells it.
+    ['a store of get and set only', true],
+  ])('is called once per user for many failing calls, and each caller still gets the error (%s)', async (_, plain) => {
     const rig = createRig();
     const calls: Array<[string, string]> = [];
-    const { users } = setUp(rig, { onReauthorizationRequired: (userId, error) => void calls.push([userId, error.reason]) });
+    const kept = new Map<string, MemoryTokenStore>();
+    const plainStore = (userId: string): TokenStore => {
+      const memory = kept.get(userId) ?? new MemoryTokenStore();
+      kept.set(userId, memory);
+      return { get: () => memory.get(), set: (tokens, options) => memory.set(tokens, options) };
+    };
+    const { users } = setUp(rig, { ...(plain ? { store: plainStore } : {}), onReauthorizationRequired: (userId, error) => void calls.push([userId, error.reason]) });
     // A refresh token the service never issued (or revoked): every refresh of it is refused with invalid_grant.
     // (A copy whose refresh token this process saw rotated out would not do: the manager takes the newer tokens.)
     await users.connect('alice', { ...rig.tokensFor('alice'), refreshToken: 'rt_the_service_does_not_know' });
