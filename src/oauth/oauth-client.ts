@@ -100,7 +100,7 @@ export class OAuthClient {
   declare readonly clientId: string;
   /** The callback address sent as `redirect_uri`. */
   declare readonly redirectUri: string;
-  /** The time-out of one token request, in ms (`timeoutMs`): a store's lock outlives a refresh in flight by this. */
+  /** The time-out of one token request, in ms (`timeoutMs`). */
   declare readonly timeoutMs: number;
   // The secret lives only inside oauth4webapi's ClientSecretPost closure, held in a private field.
   readonly #clientAuth: oauth.ClientAuth;
