@@ -6,6 +6,7 @@
  * Expired rows are ignored at once and deleted by a bounded clean-up that the store's own calls start.
  */
 import { constructorOptions, integerOption, MAX_TIMEOUT_MS, optionNames, refusal } from '../core/invalid-option.js';
+import { checkWellFormedId } from '../core/well-formed-id.js';
 import type { WebhookDedupeOperation } from '../store/webhook-dedupe-error.js';
 import type { WebhookClaim, WebhookClaimContext, WebhookDedupeStore } from '../webhooks/dedupe.js';
 import { checkPool, type PgConnection, type PgPoolLike } from './pg-connection.js';
@@ -121,13 +122,16 @@ export class PostgresWebhookDedupe implements WebhookDedupeStore {
 }
 
 /**
- * The row's post id and key: the context of `createWebhookHandler`, and a key other than '' (its post's row). The post
- * id as JSON, as it is in the key: a NUL or a lone surrogate, which PostgreSQL's text refuses or folds, escaped.
+ * The row's post id and key: the context of `createWebhookHandler`, and a key other than '' (its post's row). Ids with
+ * a lone surrogate are refused, as by every store (`checkWellFormedId`); the post id is kept as JSON, as it is in the
+ * key: a NUL, which PostgreSQL's text refuses, escaped.
  */
 function checked(key: string, context: WebhookClaimContext): [string, string] {
   if (typeof context?.postId !== 'string' || typeof context.claimId !== 'string') {
     throw refusal('PostgresWebhookDedupe needs the claim context of createWebhookHandler.', ['context']);
   }
   if (typeof key !== 'string' || key === '') throw refusal('PostgresWebhookDedupe needs a non-empty event key (webhookDedupeKey(event)).', ['key']);
+  checkWellFormedId(key, 'key');
+  checkWellFormedId(context.postId, 'postId', ['context', 'postId']);
   return [JSON.stringify(context.postId), key];
 }

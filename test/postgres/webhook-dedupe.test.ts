@@ -46,15 +46,19 @@ describe('PostgresWebhookDedupe: the store contract', () => {
 describe('createWebhookHandler with PostgresWebhookDedupe', () => {
   hungHandler(async () => new PostgresWebhookDedupe({ pool, table: await freshTable() }));
 
-  it('keeps post ids apart that PostgreSQL text would refuse or fold (a NUL, lone surrogates)', async () => {
+  it('keeps post ids apart that PostgreSQL text would refuse (a NUL), and refuses lone surrogates as every store does', async () => {
     const dedupe = new PostgresWebhookDedupe({ pool, table: await freshTable() });
-    for (const postId of ['a\u0000b', '\uD800', '\uDBFF', 'user\uDC00']) {
+    for (const postId of ['a\u0000b', 'a\u0000c']) {
       const key = JSON.stringify(['post.published', postId, 'c']);
       expect(await dedupe.claim(key, context('a', 5, postId)), JSON.stringify(postId)).toEqual({ state: 'new' });
       await dedupe.complete(key, context('a', 5, postId));
     }
-    expect(await dedupe.claim('["x"]', context('b', 4, '\uDBFF'))).toEqual({ state: 'new', stale: true });
-    expect(await dedupe.claim('["x"]', context('c', 4, '\uD801'))).toEqual({ state: 'new' }); // another post
+    expect(await dedupe.claim('["x"]', context('b', 4, 'a\u0000b'))).toEqual({ state: 'new', stale: true });
+    // As UTF-8, each lone surrogate would become U+FFFD: two posts would share a row.
+    for (const postId of ['\uD800', '\uDBFF', 'user\uDC00']) {
+      await expect(dedupe.claim('["y"]', context('a', 5, postId))).rejects.toMatchObject({ name: 'ValidationError', path: ['context', 'postId'] });
+    }
+    await expect(dedupe.claim('["\uD800"]', context('a', 5, 'p'))).rejects.toMatchObject({ name: 'ValidationError', path: ['key'] });
   });
 });
 
