@@ -23,7 +23,7 @@
  * A call: `#prepare` checks its options and builds what ky takes; ky then runs the attempts, each:
  * turn + token (`beforeRequest`) → `#attempt` (fetch, read, observed) → ok? parse : `shouldRetry`? wait : throw.
  */
-import ky, { HTTPError, isTimeoutError, type BeforeRequestHook, type Options as KyOptions, type RetryOptions } from 'ky';
+import ky, { HTTPError, isTimeoutError, type BeforeRequestHook, type Options as KyOptions } from 'ky';
 import { PostSchedError } from '../core/base-error.js';
 import { readBody } from '../core/buffer-response.js';
 import { ConnectionError, RateLimitError, RedirectError, TimeoutError, type OutcomeUnknown } from '../core/errors.js';
@@ -48,10 +48,7 @@ const NO_OPTIONS: WriteRequestOptions = Object.freeze(Object.create(null));
 /** The methods that change something: their outcome may be unknown (`isOutcomeUnknown`). */
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-/**
- * Every method the SDK sends: ky's `methods` lets each through to `shouldRetry`, which applies the rules (retry.ts).
- * Given only for POST and PATCH, which ky's default list lacks: ky lower-cases the list on every call.
- */
+/** Every method the SDK sends: ky's `methods` lets each through to `shouldRetry`, which applies the rules (retry.ts). */
 const ALL_METHODS = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options', 'trace'];
 
 /** A call as `#prepare` made it, and what its attempts learnt so far. */
@@ -103,16 +100,16 @@ export class Pipeline {
     return APIPromise.create(this.#execute(spec));
   }
 
+  /** Not an async function (one promise less per call): what it throws, it rejects with. */
   #execute<T>(specOrBuild: RequestSpec<T> | (() => RequestSpec<T>)): Promise<PipelineResult<T>> {
-    let spec: RequestSpec<T>, call: Call<T>, options: KyOptions;
     try {
-      spec = typeof specOrBuild === 'function' ? specOrBuild() : specOrBuild;
-      [call, options] = this.#prepare(spec);
+      const spec = typeof specOrBuild === 'function' ? specOrBuild() : specOrBuild;
+      const [call, options] = this.#prepare(spec);
+      // The call on `postsched:call`: its waits, token requests and attempts (all in ky's run) happen inside it.
+      return traceCall(() => ({ method: call.method, route: call.route, origin: this.#config.origin }), () => this.#run(spec, call, options));
     } catch (error) {
-      return Promise.reject(error); // not async: one promise less per call
+      return Promise.reject(error);
     }
-    // The call on `postsched:call`: its waits, token requests and attempts (all in ky's run) happen inside it.
-    return traceCall(() => ({ method: call.method, route: call.route, origin: this.#config.origin }), () => this.#run(spec, call, options));
   }
 
   /** ky runs the call's attempts; a failure becomes the SDK's error, an answer is parsed. */
@@ -193,15 +190,14 @@ export class Pipeline {
       for (const name in headers) request.headers.set(name, headers[name] as string);
       request.headers.set('authorization', `Bearer ${token}`); // RFC 6750 §2.1
     };
-    const retry: RetryOptions = {
-      limit: maxRetries + 1, // the 401's re-send is not a retry: `shouldRetry` counts the call's `maxRetries`
-      shouldRetry: ({ error }) => this.#shouldRetry(call, error),
-      delay: () => call.delayMs,
-    };
-    if (spec.method === 'POST' || spec.method === 'PATCH') retry.methods = ALL_METHODS;
     const kyOptions: KyOptions = {
       timeout: timeoutMs,
-      retry,
+      retry: {
+        limit: maxRetries + 1, // the 401's re-send is not a retry: `shouldRetry` counts the call's `maxRetries`
+        methods: ALL_METHODS,
+        shouldRetry: ({ error }) => this.#shouldRetry(call, error),
+        delay: () => call.delayMs,
+      },
       hooks: { beforeRequest: [turnAndToken] },
       // A redirect is answered, not followed (RedirectError): following would send the token and a write
       // elsewhere, and a 303 would turn it into a GET whose answer came back as the write's.
