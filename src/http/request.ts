@@ -21,7 +21,7 @@
  * - the token goes only to the base URL's origin: redirects are answered (`redirect: 'manual'`), never followed.
  *
  * A call: `#prepare` checks its options and builds what ky takes; ky then runs the attempts, each:
- * turn + token (`beforeRequest`) → `#attempt` (fetch, read, observed) → ok? parse : `shouldRetry`? wait : throw.
+ * turn, token and headers (`beforeRequest`) → `#attempt` (fetch, read, observed) → ok? parse : `shouldRetry`? wait : throw.
  */
 import ky, { HTTPError, isTimeoutError, type BeforeRequestHook, type Options as KyOptions } from 'ky';
 import { PostSchedError } from '../core/base-error.js';
