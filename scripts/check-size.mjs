@@ -234,11 +234,8 @@ const CEILINGS = {
   // Issue 39 §2 (branch i39-dead, merged on that): dead grants (the store's mark read with the tokens, told once,
   // grantStatus, disconnect, onReconnected) and OAuthClient.revoke (oauth4webapi's revocation request): main entry
   // 42.72 → 43.93 KB, server app 40.43 → 41.23 KB (npm run build, then this script). Both merged: main entry 44.18 KB.
-  // Issue 38 §5, the request path's CPU (branch i38-speed): the call's headers set in the beforeRequest hook, not
-  // given to ky; #execute not async: main entry 44.18 → 44.20 KB, server app 41.23 → 41.26 KB (+0.02 / +0.03 KB gz,
-  // within the 0.05 KB margin). Ceilings 44.22 / 41.28 KB.
-  'whole main entry (export *)': 44.22 * KB,
-  'server app: { OAuthClient, TokenManager, PostSched }': 41.28 * KB,
+  'whole main entry (export *)': 44.2 * KB,
+  'server app: { OAuthClient, TokenManager, PostSched }': 41.25 * KB,
   'webhook verifier alone: { verifyWebhook }': 8.05 * KB,
 };
 const rows = [

@@ -8,11 +8,12 @@ import { ResponseValidationError, type APIError } from '../core/errors.js';
 import { scrub, scrubSecrets, scrubValue } from '../core/scrub.js';
 import { makeAPIError } from '../core/status-error.js';
 import type { PipelineResult } from './api-promise.js';
+import { requestIdOf } from './hooks.js';
 import type { RequestSpec } from './options.js';
 import { retryAfterMs } from './retry.js';
 
-/** A 2xx answer: its JSON parsed and checked by the resource's `parse`; `requestId` is the answer's, as `#fetch` read it. */
-export function parse<T>(spec: RequestSpec<T>, response: Response, tokens: readonly string[], requestId: string | undefined): PipelineResult<T> {
+/** A 2xx answer: its JSON parsed and checked by the resource's `parse`. */
+export function parse<T>(spec: RequestSpec<T>, response: Response, tokens: readonly string[]): PipelineResult<T> {
   const text = responseText(response);
   const raw = parseBody(text);
   if (typeof raw === 'string') {
@@ -26,7 +27,7 @@ export function parse<T>(spec: RequestSpec<T>, response: Response, tokens: reado
     if (!(error instanceof ResponseValidationError)) throw error;
     throw new ResponseValidationError(error.message, error.path, scrubValue(error.body, tokens));
   }
-  return { data, response, requestId };
+  return { data, response, requestId: requestIdOf(response, tokens) };
 }
 
 /**

@@ -100,16 +100,11 @@ export class Pipeline {
     return APIPromise.create(this.#execute(spec));
   }
 
-  /** Not an async function (one promise less per call): what it throws, it rejects with. */
-  #execute<T>(specOrBuild: RequestSpec<T> | (() => RequestSpec<T>)): Promise<PipelineResult<T>> {
-    try {
-      const spec = typeof specOrBuild === 'function' ? specOrBuild() : specOrBuild;
-      const [call, options] = this.#prepare(spec);
-      // The call on `postsched:call`: its waits, token requests and attempts (all in ky's run) happen inside it.
-      return traceCall(() => ({ method: call.method, route: call.route, origin: this.#config.origin }), () => this.#run(spec, call, options));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  async #execute<T>(specOrBuild: RequestSpec<T> | (() => RequestSpec<T>)): Promise<PipelineResult<T>> {
+    const spec = typeof specOrBuild === 'function' ? specOrBuild() : specOrBuild;
+    const [call, options] = this.#prepare(spec);
+    // The call on `postsched:call`: its waits, token requests and attempts (all in ky's run) happen inside it.
+    return traceCall(() => ({ method: call.method, route: call.route, origin: this.#config.origin }), () => this.#run(spec, call, options));
   }
 
   /** ky runs the call's attempts; a failure becomes the SDK's error, an answer is parsed. */
@@ -127,7 +122,7 @@ export class Pipeline {
       throw call.lost !== undefined && WRITES.has(call.method) && (failure instanceof ConnectionError || failure instanceof TimeoutError) ? outcomeUnknown(failure, call) : failure;
     }
     this.#answered = true;
-    return parse(spec, response, call.tokens, call.requestId);
+    return parse(spec, response, call.tokens);
   }
 
   /** The call's options checked, and what ky takes built once: the URL with its query, headers, body, retry, hooks. */
