@@ -21,7 +21,7 @@
  * - the token goes only to the base URL's origin: redirects are answered (`redirect: 'manual'`), never followed.
  *
  * A call: `#prepare` checks its options and builds what ky takes; ky then runs the attempts, each:
- * turn + token (`beforeRequest`) → `#attempt` (fetch, read, observed) → ok? parse : `shouldRetry`? wait : throw.
+ * turn, token and headers (`beforeRequest`) → `#attempt` (fetch, read, observed) → ok? parse : `shouldRetry`? wait : throw.
  */
 import ky, { HTTPError, isTimeoutError, type BeforeRequestHook, type Options as KyOptions } from 'ky';
 import { PostSchedError } from '../core/base-error.js';
@@ -181,10 +181,11 @@ export class Pipeline {
       // The token, before the attempt's time-out starts: at hand (a fixed token, a fresh cached one) without a wait.
       const token = call.fresh ?? this.#tokens.peek() ?? (await tokenWait(this.#tokens.get(), call));
       call.tokens.push(token);
+      // The call's headers are set here, not given to ky: ky would copy them into a new Headers three times per call.
+      for (const name in headers) request.headers.set(name, headers[name] as string);
       request.headers.set('authorization', `Bearer ${token}`); // RFC 6750 §2.1
     };
     const kyOptions: KyOptions = {
-      headers,
       timeout: timeoutMs,
       retry: {
         limit: maxRetries + 1, // the 401's re-send is not a retry: `shouldRetry` counts the call's `maxRetries`

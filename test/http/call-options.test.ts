@@ -1,6 +1,7 @@
 /**
  * One option check (issue 22): every numeric option has the same bounds and the same `ValidationError` whether it is
  * given to the client or to one call, and a call refuses by name an option it does not take (it used to ignore it).
+ * The headers a client and a call give all reach the request.
  */
 import { describe, expect, it } from 'vitest';
 import { OAuthClient, PostSched, ValidationError } from '@postsched/sdk';
@@ -167,5 +168,19 @@ describe('the other numeric options go through the same check', () => {
       expect(error).toBeInstanceOf(ValidationError);
       expect((error as ValidationError).path).toEqual([name]);
     }
+  });
+});
+
+describe('headers a client and a call give', () => {
+  it('are all sent, the call’s winning, a value that reads "undefined" too (ky alone would drop it)', async () => {
+    const seen: Request[] = [];
+    const fetch = async (input: RequestInfo | URL) => (seen.push(input as Request), Response.json(POST));
+    const sdk = new PostSched({ baseUrl: 'https://api.example', auth: 'tok_1', headers: { 'x-client': 'undefined', 'x-both': 'client' }, fetch });
+    await sdk.posts.get('post_1', { headers: { 'x-call': 'undefined', 'x-both': 'call' } });
+    await sdk.posts.get('post_1');
+    const [withOwn, plain] = seen.map((request) => Object.fromEntries(request.headers));
+    expect(withOwn).toMatchObject({ 'x-client': 'undefined', 'x-call': 'undefined', 'x-both': 'call', accept: 'application/json', authorization: 'Bearer tok_1' });
+    expect(plain).toMatchObject({ 'x-client': 'undefined', 'x-both': 'client', accept: 'application/json', authorization: 'Bearer tok_1' });
+    expect(plain).not.toHaveProperty('x-call');
   });
 });
